@@ -1,0 +1,87 @@
+// The harness archive: runs, traces, definitions, workloads and content-addressed artifacts in
+// one SQLite database (WAL, synchronous=NORMAL, busy timeout). Schema comes from the numbered
+// migrations in migrations/harness/, applied at Open inside transactions that also bump
+// PRAGMA user_version. One writer connection (serialised by a mutex); reads may run
+// concurrently on a pool of read connections. Every state change is one transaction.
+#ifndef KILN_HARNESS_ARCHIVE_ARCHIVE_H_
+#define KILN_HARNESS_ARCHIVE_ARCHIVE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kiln/v1/harness.pb.h"
+#include "kiln/v1/types.pb.h"
+
+namespace kiln {
+
+struct RunFilter {
+  std::string definition;  // empty: any
+  v1::EvaluationStatus status = v1::STATUS_UNSPECIFIED;  // unspecified: any
+  int limit = 50;
+  std::string page_token;  // opaque; from a previous ListRuns
+};
+
+class Archive {
+ public:
+  // Opens (creating if needed) `dir`/kiln.db and applies pending migrations. Fails with
+  // FAILED_PRECONDITION when the database is newer than this binary knows.
+  static absl::StatusOr<std::unique_ptr<Archive>> Open(const std::string& dir);
+  ~Archive();
+
+  int SchemaVersion() const;
+
+  // Runs still QUEUED..TIMING from a previous process become DONE/INTERRUPTED (their traces
+  // too, where missing). Returns how many. Called once at start, before serving.
+  absl::StatusOr<int> MarkInterrupted();
+
+  // A new run: state, definition, solution (its sources are stored as artifacts), mode, backend,
+  // principal, created time. `run.run_id` must be set.
+  absl::Status CreateRun(const v1::Run& run);
+  // State change (and the time spent in the previous stage, in seconds).
+  absl::Status UpdateRunState(const std::string& run_id, v1::RunState state);
+  // Compile outcome: log, cache hit, seconds; the binary artifact when present.
+  absl::Status RecordCompile(const std::string& run_id, const std::string& compile_log,
+                             bool cache_hit, double seconds);
+  // One workload's trace (insert or replace by (run_id, workload_index)).
+  absl::Status PutTrace(const std::string& run_id, int workload_index, const v1::Trace& trace);
+  // Final status, reason and stage seconds; state becomes DONE.
+  absl::Status FinishRun(const v1::Run& run);
+
+  // The whole run with its traces (ordered by workload index) and artifact refs; sources filled
+  // in `run.solution` when `include_sources`. NOT_FOUND names the id.
+  absl::StatusOr<v1::Run> GetRun(const std::string& run_id, bool include_sources);
+  // Newest first. Uses indexes on (created), (definition, created), (status, created).
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(const RunFilter& filter);
+  absl::StatusOr<int64_t> CountRuns();
+
+  // Content-addressed blobs. Put returns the sha256; identical content is stored once.
+  absl::StatusOr<std::string> PutArtifact(const std::string& run_id, const std::string& kind,
+                                          const std::string& name, const std::string& content);
+  absl::StatusOr<std::string> GetArtifact(const std::string& sha256);
+
+  // Definitions and their workloads. Put replaces the definition and its workload list
+  // atomically (workloads keyed by uuid keep their order).
+  absl::Status PutDefinition(const v1::Definition& def, const std::vector<v1::Workload>& workloads,
+                             bool builtin);
+  absl::StatusOr<v1::Definition> GetDefinition(const std::string& name);
+  absl::StatusOr<std::vector<v1::Workload>> GetWorkloads(const std::string& definition);
+  absl::StatusOr<v1::ListDefinitionsResponse> ListDefinitions();
+
+  // Small key/value store for the node (server secret, cached reference latencies).
+  absl::StatusOr<std::optional<std::string>> GetSetting(const std::string& key);
+  absl::Status PutSetting(const std::string& key, const std::string& value);
+
+ private:
+  struct Impl;
+  explicit Archive(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_ARCHIVE_ARCHIVE_H_

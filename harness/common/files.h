@@ -1,0 +1,26 @@
+// Small file-system helpers with absl::Status errors that name the path.
+#ifndef KILN_HARNESS_COMMON_FILES_H_
+#define KILN_HARNESS_COMMON_FILES_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace kiln {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+// Writes atomically: a temporary file in the same folder, fsync'd when `durable`, then renamed.
+absl::Status WriteFile(const std::string& path, std::string_view content, bool durable = false);
+absl::Status MakeDirs(const std::string& path, int mode = 0755);
+// Removes a tree; missing paths are not an error.
+absl::Status RemoveTree(const std::string& path);
+// A fresh private folder under `parent` (or $TMPDIR) named prefix-XXXXXX.
+absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix);
+// The folder holding the running executable (via /proc/self/exe).
+std::string ExecutableDir();
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_COMMON_FILES_H_

@@ -1,0 +1,29 @@
+// SHA-256 of bytes, as lowercase hex. Content addresses of artifacts and compile-cache keys.
+#ifndef KILN_HARNESS_COMMON_SHA256_H_
+#define KILN_HARNESS_COMMON_SHA256_H_
+
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+std::string Sha256Hex(std::string_view bytes);
+
+// Incremental form, for hashing several parts without concatenating them.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  // Feeds bytes. Parts are length-prefixed so that ("ab","c") and ("a","bc") differ.
+  void AddPart(std::string_view bytes);
+  std::string HexDigest();  // finalises; call once
+
+ private:
+  void* ctx_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_COMMON_SHA256_H_

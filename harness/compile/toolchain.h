@@ -1,0 +1,48 @@
+// Compilers that turn a Solution into a loadable shared object. One implementation per
+// language family (host C++ now; nvcc and clang/SPIR-V later).
+#ifndef KILN_HARNESS_COMPILE_TOOLCHAIN_H_
+#define KILN_HARNESS_COMPILE_TOOLCHAIN_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kiln/v1/types.pb.h"
+
+namespace kiln {
+
+struct CompileOutput {
+  bool ok = false;
+  std::string library_path;   // the .so, when ok
+  std::string symbol;         // exported entry function
+  std::string log;            // compiler diagnostics, with file:line as the compiler wrote them
+  double seconds = 0;
+  bool cache_hit = false;
+  std::string cache_key;
+};
+
+class Toolchain {
+ public:
+  virtual ~Toolchain() = default;
+  virtual std::string Name() const = 0;     // "g++", "nvcc"
+  virtual std::string Version() const = 0;  // first line of --version
+  virtual bool Handles(const std::string& language) const = 0;
+  // Flags that, with the sources, determine the output (part of the cache key).
+  virtual std::vector<std::string> Flags() const = 0;
+  // Compiles `sources` written under `work_dir` into `output_path`. A diagnostics failure is
+  // ok=false with the log (not an error status); a Status error means the toolchain itself
+  // could not run.
+  virtual absl::StatusOr<CompileOutput> Compile(const v1::Solution& solution,
+                                                const std::string& work_dir,
+                                                const std::string& output_path,
+                                                const std::atomic<bool>* cancel) = 0;
+};
+
+// g++ (or $CXX) -O3 -march=native -shared -fPIC -std=c++17 -I<kiln include dir>.
+std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_COMPILE_TOOLCHAIN_H_

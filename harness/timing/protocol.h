@@ -1,0 +1,59 @@
+// The three timing protocols of kiln (DESIGN §5), independent of the device: a TimedDevice
+// supplies the cache flush and the timer, a TimedCall the work.
+//
+//   official:    per trial: fresh inputs, `warmup` calls, then `iterations` calls each preceded
+//                by a flush + synchronize; sample = span of the call; per-trial median; latency =
+//                mean of the trial medians. Defaults 3 trials, 10 warmup, 50 iterations, 2x L2/LLC.
+//   kernelbench: 3 warmup, 100 calls, 256 MiB flush, sync around each; latency = mean (+ stdev).
+//   robust:      cold cache each sample, >= min_samples samples, stop once relative stdev <
+//                target after >= 0.5 s of measured time or when the noise stops improving, hard
+//                cap max_seconds; samples the device flags as throttled are dropped; full
+//                distribution reported.
+#ifndef KILN_HARNESS_TIMING_PROTOCOL_H_
+#define KILN_HARNESS_TIMING_PROTOCOL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kiln/v1/types.pb.h"
+#include "kiln/v1/worker.pb.h"
+
+namespace kiln {
+
+class TimedDevice {
+ public:
+  virtual ~TimedDevice() = default;
+  // Evicts the caches the protocol must start cold (writes zeros to a buffer of `bytes`) and
+  // waits until the device is idle.
+  virtual absl::Status Flush(int64_t bytes) = 0;
+  // Runs `call` once and returns its duration in milliseconds as this device's timer sees it.
+  // *throttled is set when the device reports the sample was taken under clock throttling.
+  virtual absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
+                                          bool* throttled) = 0;
+  virtual std::string TimerName() const = 0;  // "host", "cupti", "events"
+  // 2x the last-level cache (host) or 2x L2 (GPU): the official flush size.
+  virtual int64_t DefaultFlushBytes() const = 0;
+  virtual std::string DeviceName() const = 0;
+};
+
+struct TimedCall {
+  std::function<absl::Status(int trial)> prepare_trial;  // fresh inputs for this trial
+  std::function<absl::Status()> before_call;             // untimed (poison outputs, ...)
+  std::function<absl::Status()> call;                    // timed
+  std::function<absl::Status()> after_call;              // untimed (integrity checks, ...)
+};
+
+// The defaults of a mode ("official" | "kernelbench" | "robust"); unknown mode is an error.
+// flush_bytes 0 means "the device's default" for official and robust.
+absl::StatusOr<v1::TimingConfig> DefaultTimingConfig(const std::string& mode);
+
+// Runs the protocol. Any error from the callbacks aborts and is returned unchanged.
+absl::StatusOr<v1::TimingResult> RunTimingProtocol(const v1::TimingConfig& config,
+                                                   TimedDevice& device, const TimedCall& work);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_TIMING_PROTOCOL_H_

@@ -1,0 +1,38 @@
+// The harness side of kiln-worker: starts a worker process for one (role, workload), sends the
+// request over a pipe, relays its status events, and turns every way a worker can end into a
+// WorkerResult: clean result; crash (signal, non-zero exit, broken pipe) -> RUNTIME_ERROR with
+// the signal and the tail of the worker's log; wall-clock limit -> TIMEOUT; cancel -> CANCELLED.
+#ifndef KILN_HARNESS_WORKER_WORKER_CLIENT_H_
+#define KILN_HARNESS_WORKER_WORKER_CLIENT_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "kiln/v1/worker.pb.h"
+
+namespace kiln {
+
+struct WorkerLaunch {
+  std::string worker_path;      // kiln-worker executable
+  std::string job_dir;          // private folder of this job; the worker's cwd
+  std::string log_path;         // worker stdout+stderr (candidate prints land here)
+  double timeout_s = 300;       // whole worker, start to result
+  int64_t max_address_space = 0;
+};
+
+// Framing of the pipe protocol: 4-byte little-endian length + serialized message.
+bool WriteFramed(int fd, const google::protobuf::MessageLite& msg);
+// Reads one frame; false at EOF or on a malformed frame (length > max_bytes).
+bool ReadFramed(int fd, google::protobuf::MessageLite* msg, uint32_t max_bytes = 64u << 20);
+
+// Runs one worker to completion. A Status error means the worker could not be started at all.
+absl::StatusOr<v1::WorkerResult> RunWorker(
+    const WorkerLaunch& launch, const v1::WorkerRequest& request,
+    const std::function<void(const v1::WorkerStatus&)>& on_status,
+    const std::atomic<bool>* cancel);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_WORKER_WORKER_CLIENT_H_

@@ -1,0 +1,48 @@
+// A running kiln-harness: the gRPC service kiln.v1.Harness over an archive, a compile pool, a
+// bounded queue and the node's device slots. Used by kiln-harness's main and by `kiln demo`,
+// which embeds one.
+#ifndef KILN_SERVER_HARNESS_SERVER_H_
+#define KILN_SERVER_HARNESS_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace kiln {
+
+struct HarnessOptions {
+  std::string listen = "127.0.0.1:50051";  // HOST:PORT; port 0 picks a free one
+  std::string data_dir;                    // archive, compile cache, job folders
+  std::string backend = "auto";            // auto | host | cuda | level_zero
+  std::string default_mode = "official";   // official | kernelbench | robust
+  std::string worker_path;                 // empty: kiln-worker next to this executable
+  std::string include_dir;                 // empty: found next to the executable or in source
+  int compile_threads = 2;
+  int max_queue = 64;                      // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
+  double worker_timeout_s = 300;           // one worker (one role, one workload)
+  double compile_timeout_s = 120;
+  int64_t max_source_bytes = 1 << 20;
+  int64_t max_workload_bytes = int64_t{4} << 30;
+  bool quiet = false;                      // no log lines on stderr
+};
+
+class HarnessServer {
+ public:
+  // Opens the archive (migrating, marking interrupted runs), loads built-in definitions,
+  // binds and starts serving. Errors name what failed (bind address, data dir, ...).
+  static absl::StatusOr<std::unique_ptr<HarnessServer>> Start(const HarnessOptions& options);
+  virtual ~HarnessServer() = default;
+
+  // "HOST:PORT" actually bound (the real port when 0 was asked).
+  virtual std::string address() const = 0;
+  // Stops admitting work, lets running evaluations finish, then stops the server. Blocks.
+  virtual void Drain() = 0;
+  // Blocks until the server has stopped.
+  virtual void Wait() = 0;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_HARNESS_SERVER_H_
