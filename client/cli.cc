@@ -1,1 +1,316 @@
-// placeholder: being written
+#include "client/cli.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "client/commands.h"
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "dev"
+#endif
+
+namespace kiln::cli {
+
+namespace {
+
+FlagSpec JsonFlag(const std::string& what) {
+  return {"json", "", absl::StrCat("print ", what, " as JSON")};
+}
+
+std::vector<CommandSpec> BuildCommands() {
+  return {
+      {"submit", "--definition FILE|NAME --solution FILE|DIR [flags]",
+       "evaluate a solution; exit 0 iff every workload PASSED",
+       {{"definition", "FILE|NAME",
+         "a definition JSON file (registered first) or the name of a registered one", true},
+        {"solution", "FILE|DIR", "a solution JSON file, or a folder holding solution.json", true},
+        {"workloads", "FILE.jsonl", "workloads to evaluate (default: the registered ones)"},
+        {"mode", "M", "timing mode: official | kernelbench | robust (default: the node's)"},
+        {"backend", "B", "host | cuda | level_zero (default: the node's)"},
+        JsonFlag("{\"run_id\",\"status\",\"traces\"}"),
+        {"timeout-s", "S", "give up after S seconds (default 3600)"}},
+       {}},
+      {"runs list", "[flags]", "list archived runs, newest first",
+       {{"definition", "NAME", "only runs of this definition"},
+        {"status", "S", "only runs with this status (PASSED, COMPILE_ERROR, ...)"},
+        {"limit", "N", "at most N runs (default 50)"},
+        JsonFlag("the runs")},
+       {}},
+      {"runs show", "RUN_ID [--json]",
+       "show one run: status, stage times, traces, compiler log, sources",
+       {JsonFlag("the run")},
+       {"RUN_ID"}},
+      {"defs add", "FILE [--workloads FILE.jsonl]", "register a definition and its workloads",
+       {{"workloads", "FILE.jsonl", "workloads to register with it"}},
+       {"FILE"}},
+      {"defs list", "[--json]", "list registered definitions", {JsonFlag("the definitions")}, {}},
+      {"node", "[--json]", "show the node: backends, devices, toolchains, queue",
+       {JsonFlag("the node info")},
+       {}},
+      {"demo", "[--mode M]",
+       "start an embedded harness, evaluate a built-in solution on a built-in definition",
+       {{"mode", "M", "timing mode (default official)"}},
+       {}},
+  };
+}
+
+bool IsGroup(std::string_view word) { return word == "runs" || word == "defs"; }
+
+absl::Status UsageError(absl::string_view command, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat("kiln", command.empty() ? "" : " ", command,
+                                                 ": ", message));
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec>* commands = new std::vector<CommandSpec>(BuildCommands());
+  return *commands;
+}
+
+const CommandSpec* FindCommand(std::string_view name) {
+  for (const CommandSpec& c : Commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string ParsedArgs::Get(const std::string& flag, const std::string& fallback) const {
+  auto it = values.find(flag);
+  return it == values.end() ? fallback : it->second;
+}
+
+absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
+                                     const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  bool flags_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (flags_done || arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      parsed.positionals.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      flags_done = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      parsed.values["help"] = "";
+      continue;
+    }
+    absl::string_view body = arg;
+    if (!absl::ConsumePrefix(&body, "--")) {
+      return UsageError(spec.name, absl::StrCat("unknown flag '", arg, "'"));
+    }
+    std::string name(body.substr(0, body.find('=')));
+    std::optional<std::string> inline_value;
+    if (body.find('=') != absl::string_view::npos) {
+      inline_value = std::string(body.substr(body.find('=') + 1));
+    }
+    const FlagSpec* flag = nullptr;
+    static const FlagSpec kServer{"server", "HOST:PORT", ""};
+    if (name == "server") flag = &kServer;
+    for (const FlagSpec& f : spec.flags) {
+      if (f.name == name) flag = &f;
+    }
+    if (flag == nullptr) {
+      return UsageError(spec.name, absl::StrCat("unknown flag '--", name, "'"));
+    }
+    if (parsed.Has(name)) {
+      return UsageError(spec.name, absl::StrCat("flag '--", name, "' given twice"));
+    }
+    if (flag->value_name.empty()) {
+      if (inline_value) {
+        return UsageError(spec.name, absl::StrCat("flag '--", name, "' takes no value"));
+      }
+      parsed.values[name] = "";
+    } else if (inline_value) {
+      parsed.values[name] = *inline_value;
+    } else if (i + 1 < args.size()) {
+      parsed.values[name] = args[++i];
+    } else {
+      return UsageError(spec.name,
+                        absl::StrCat("flag '--", name, "' needs a value (", flag->value_name, ")"));
+    }
+  }
+  if (parsed.Has("help")) return parsed;
+  for (const FlagSpec& f : spec.flags) {
+    if (f.required && !parsed.Has(f.name)) {
+      return UsageError(spec.name, absl::StrCat("missing required flag --", f.name, " ",
+                                                f.value_name));
+    }
+  }
+  if (parsed.positionals.size() < spec.positionals.size()) {
+    return UsageError(spec.name,
+                      absl::StrCat("missing ", spec.positionals[parsed.positionals.size()]));
+  }
+  if (parsed.positionals.size() > spec.positionals.size()) {
+    return UsageError(spec.name, absl::StrCat("unexpected argument '",
+                                              parsed.positionals[spec.positionals.size()], "'"));
+  }
+  return parsed;
+}
+
+absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv,
+                                            std::optional<std::string> env_server) {
+  Invocation inv;
+  inv.server = env_server.has_value() && !env_server->empty() ? *env_server : kDefaultServer;
+  size_t i = 0;
+  // Global flags before the subcommand.
+  for (; i < argv.size() && argv[i].size() > 1 && argv[i][0] == '-'; ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      inv.help = true;
+      return inv;
+    }
+    if (arg == "--server") {
+      if (i + 1 >= argv.size()) return UsageError("", "flag '--server' needs a value (HOST:PORT)");
+      inv.server = argv[++i];
+    } else if (absl::StartsWith(arg, "--server=")) {
+      inv.server = arg.substr(9);
+    } else {
+      return UsageError("", absl::StrCat("unknown flag '", arg, "'"));
+    }
+  }
+  if (i >= argv.size()) return UsageError("", "expected a command");
+  std::string name = argv[i++];
+  if (name == "help") {
+    inv.help = true;
+    if (i < argv.size()) {
+      std::string topic = argv[i++];
+      if (IsGroup(topic) && i < argv.size()) topic = absl::StrCat(topic, " ", argv[i++]);
+      inv.command = FindCommand(topic);
+      if (inv.command == nullptr && !IsGroup(topic)) {
+        return UsageError("help", absl::StrCat("unknown command '", topic, "'"));
+      }
+    }
+    return inv;
+  }
+  if (IsGroup(name)) {
+    if (i >= argv.size() || argv[i] == "-h" || argv[i] == "--help") {
+      if (i < argv.size()) {
+        inv.help = true;
+        return inv;
+      }
+      return UsageError(name, name == "runs" ? "expected a subcommand: list | show"
+                                             : "expected a subcommand: add | list");
+    }
+    name = absl::StrCat(name, " ", argv[i++]);
+  }
+  inv.command = FindCommand(name);
+  if (inv.command == nullptr) return UsageError("", absl::StrCat("unknown command '", name, "'"));
+  std::vector<std::string> rest(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+  absl::StatusOr<ParsedArgs> args = ParseArgs(*inv.command, rest);
+  if (!args.ok()) return args.status();
+  inv.args = *std::move(args);
+  if (inv.args.Has("help")) inv.help = true;
+  if (inv.args.Has("server")) inv.server = inv.args.Get("server");
+  if (inv.server.empty()) return UsageError(name, "--server must not be empty");
+  return inv;
+}
+
+std::string Usage(const CommandSpec* command) {
+  if (command == nullptr) {
+    std::string out =
+        "usage: kiln [--server HOST:PORT] COMMAND [flags]\n\n"
+        "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051).\n\n"
+        "commands:\n";
+    for (const CommandSpec& c : Commands()) {
+      out += absl::StrCat("  ", c.name, std::string(c.name.size() < 11 ? 11 - c.name.size() : 1,
+                                                    ' '),
+                          c.summary, "\n");
+    }
+    out += "  help [CMD]  show this, or the usage of CMD\n\n";
+    out += "exit codes: 0 every workload PASSED, 1 any other verdict, 2 usage or connection error\n";
+    return out;
+  }
+  std::string out = absl::StrCat("usage: kiln [--server HOST:PORT] ", command->name, " ",
+                                 command->synopsis, "\n\n", command->summary, "\n");
+  if (!command->flags.empty()) out += "\nflags:\n";
+  for (const FlagSpec& f : command->flags) {
+    std::string left = absl::StrCat("--", f.name, f.value_name.empty() ? "" : " ", f.value_name);
+    out += absl::StrCat("  ", left, std::string(left.size() < 24 ? 24 - left.size() : 1, ' '),
+                        f.help, f.required ? " (required)" : "", "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<int> IntFlag(const Invocation& inv, const std::string& flag, int fallback) {
+  if (!inv.args.Has(flag)) return fallback;
+  int value = 0;
+  if (!absl::SimpleAtoi(inv.args.Get(flag), &value) || value < 0) {
+    return UsageError(inv.command->name, absl::StrCat("--", flag, ": expected a non-negative "
+                                                      "integer, got '", inv.args.Get(flag), "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& flag,
+                                   double fallback) {
+  if (!inv.args.Has(flag)) return fallback;
+  double value = 0;
+  if (!absl::SimpleAtod(inv.args.Get(flag), &value) || !(value > 0)) {
+    return UsageError(inv.command->name, absl::StrCat("--", flag, ": expected a positive number "
+                                                      "of seconds, got '", inv.args.Get(flag),
+                                                      "'"));
+  }
+  return value;
+}
+
+int Dispatch(const Invocation& inv, Console& console) {
+  if (inv.help || inv.command == nullptr) {
+    console.out << Usage(inv.command);
+    return kExitOk;
+  }
+  const std::string& name = inv.command->name;
+  if (name == "submit") return RunSubmit(inv, console);
+  if (name == "runs list") return RunRunsList(inv, console);
+  if (name == "runs show") return RunRunsShow(inv, console);
+  if (name == "defs add") return RunDefsAdd(inv, console);
+  if (name == "defs list") return RunDefsList(inv, console);
+  if (name == "node") return RunNode(inv, console);
+  if (name == "demo") return RunDemo(inv, console);
+  console.err << "kiln: command '" << name << "' is not implemented\n";
+  return kExitUsage;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << "kiln " << KILN_VERSION << "\n";
+    return kExitOk;
+  }
+  const char* env = std::getenv("KILN_SERVER");
+  absl::StatusOr<Invocation> inv =
+      ParseCommandLine(args, env ? std::optional<std::string>(env) : std::nullopt);
+  if (!inv.ok()) {
+    std::cerr << inv.status().message() << "\n\n";
+    // Show the usage of the command the user was typing, when it can be told.
+    const CommandSpec* command = nullptr;
+    for (size_t i = 0; i < args.size() && command == nullptr; ++i) {
+      command = FindCommand(args[i]);
+      if (command == nullptr && i + 1 < args.size()) {
+        command = FindCommand(absl::StrCat(args[i], " ", args[i + 1]));
+      }
+    }
+    std::cerr << Usage(command);
+    return kExitUsage;
+  }
+  Console console{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1};
+  try {
+    return Dispatch(*inv, console);
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace kiln::cli

@@ -1,1 +1,84 @@
-int main(){return 0;}
+// kiln-harness: the evaluation service of one node.
+//
+//   kiln-harness --listen HOST:PORT --data-dir DIR [--backend auto|host|cuda|level_zero]
+//                [--mode official|kernelbench|robust] [--worker-timeout-s S]
+//                [--compile-timeout-s S] [--max-queue N] [--quiet]
+//
+// Prints "kiln-harness listening on HOST:PORT" once ready. SIGTERM or SIGINT drains: new
+// evaluations are refused, admitted ones finish, then the process exits 0. Bad flags, an
+// unusable data dir or a failed bind exit 2.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "server/command_line.h"
+#include "server/harness_server.h"
+
+ABSL_FLAG(std::string, listen, "", "HOST:PORT to serve on; port 0 picks a free port");
+ABSL_FLAG(std::string, data_dir, "", "folder of the archive, compile cache and job folders");
+ABSL_FLAG(std::string, backend, "auto", "auto | host | cuda | level_zero");
+ABSL_FLAG(std::string, mode, "official", "default timing mode: official | kernelbench | robust");
+ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, seconds");
+ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
+ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
+ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "kiln-harness: %s\n", message.c_str());
+  return kUsageError;
+}
+
+kiln::HarnessOptions OptionsFromFlags() {
+  kiln::HarnessOptions o;
+  o.listen = absl::GetFlag(FLAGS_listen);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.backend = absl::GetFlag(FLAGS_backend);
+  o.default_mode = absl::GetFlag(FLAGS_mode);
+  o.worker_timeout_s = absl::GetFlag(FLAGS_worker_timeout_s);
+  o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
+  o.max_queue = absl::GetFlag(FLAGS_max_queue);
+  o.quiet = absl::GetFlag(FLAGS_quiet);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Flags are spelled with dashes on the command line (--data-dir); absl names use underscores.
+  std::vector<std::string> args = kiln::NormalizeFlagNames(argc, argv);
+  if (std::string error = kiln::CheckFlags(args); !error.empty()) return Fail(error);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  if (positional.size() > 1) return Fail(std::string("unexpected argument: ") + positional[1]);
+  kiln::HarnessOptions options = OptionsFromFlags();
+  if (options.listen.empty()) return Fail("--listen HOST:PORT is required");
+  if (options.data_dir.empty()) return Fail("--data-dir DIR is required");
+
+  // Block the stop signals in every thread (threads inherit the mask); main takes them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto server = kiln::HarnessServer::Start(options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  std::printf("kiln-harness listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  (*server)->Drain();
+  return 0;
+}

@@ -1,1 +1,203 @@
-// placeholder: being written
+#include "server/service.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "harness/model/validate.h"
+#include "server/evaluate_reactor.h"
+#include "server/evaluation.h"
+#include "server/run_id.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr int kDefaultListLimit = 50;
+constexpr int kMaxListLimit = 1000;
+
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+bool IsSha256Hex(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateWorkloadList(const v1::Definition& def,
+                                  const google::protobuf::RepeatedPtrField<v1::Workload>& list,
+                                  const Limits& limits) {
+  if (list.size() > limits.max_workloads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workloads: ", list.size(), " given, at most ", limits.max_workloads));
+  }
+  std::set<std::string> uuids;
+  for (int i = 0; i < list.size(); ++i) {
+    const std::string where = absl::StrCat("workloads[", i, "]");
+    if (absl::Status s = ValidateWorkload(def, list[i], limits, where); !s.ok()) return s;
+    if (list[i].uuid().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".uuid: required"));
+    }
+    if (!uuids.insert(list[i].uuid()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".uuid: '", list[i].uuid(), "' given twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  // absl::StatusCode and grpc::StatusCode share their numbering (the canonical codes).
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Evaluate(
+    grpc::CallbackServerContext* ctx, const v1::EvaluateRequest* request) {
+  auto* reactor = new EvaluateReactor();
+  Scheduler& scheduler = *context_.scheduler;
+  if (!scheduler.admitting()) {
+    reactor->Reject(ToGrpcStatus(absl::UnavailableError("draining")));
+    return reactor;
+  }
+  auto admitted = AdmitRequest(*request, *context_.node->archive, context_.admission);
+  if (!admitted.ok()) {
+    reactor->Reject(ToGrpcStatus(admitted.status()));
+    return reactor;
+  }
+  if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) {
+    reactor->Reject(ToGrpcStatus(reserved));
+    return reactor;
+  }
+  const absl::Time now = absl::Now();
+  reactor->AttachRun();
+  auto run = std::make_shared<Evaluation>(*context_.node, NewRunId(now), *std::move(admitted),
+                                          reactor->cancel_flag(), reactor, now);
+  if (absl::Status created = run->Create(); !created.ok()) {
+    scheduler.Release();
+    reactor->Reject(ToGrpcStatus(created), /*release_run=*/true);
+    return reactor;
+  }
+  scheduler.Submit(std::move(run));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* HarnessService::GetRun(grpc::CallbackServerContext* ctx,
+                                                 const v1::GetRunRequest* request,
+                                                 v1::Run* response) {
+  return Reply(ctx, DoGetRun(*request, response));
+}
+
+absl::Status HarnessService::DoGetRun(const v1::GetRunRequest& request, v1::Run* response) {
+  if (request.run_id().empty()) return absl::InvalidArgumentError("run_id: required");
+  auto run = context_.node->archive->GetRun(request.run_id(), request.include_sources());
+  if (!run.ok()) return run.status();
+  *response = *std::move(run);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* HarnessService::ListRuns(grpc::CallbackServerContext* ctx,
+                                                   const v1::ListRunsRequest* request,
+                                                   v1::ListRunsResponse* response) {
+  return Reply(ctx, DoListRuns(*request, response));
+}
+
+absl::Status HarnessService::DoListRuns(const v1::ListRunsRequest& request,
+                                        v1::ListRunsResponse* response) {
+  if (request.limit() < 0) return absl::InvalidArgumentError("limit: must not be negative");
+  if (!v1::EvaluationStatus_IsValid(request.status())) {
+    return absl::InvalidArgumentError(absl::StrCat("status: unknown value ", request.status()));
+  }
+  RunFilter filter;
+  filter.definition = request.definition();
+  filter.status = request.status();
+  filter.limit = request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
+  filter.page_token = request.page_token();
+  auto runs = context_.node->archive->ListRuns(filter);
+  if (!runs.ok()) return runs.status();
+  *response = *std::move(runs);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* HarnessService::GetArtifact(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetArtifactRequest* request,
+                                                      v1::Artifact* response) {
+  return Reply(ctx, DoGetArtifact(*request, response));
+}
+
+absl::Status HarnessService::DoGetArtifact(const v1::GetArtifactRequest& request,
+                                           v1::Artifact* response) {
+  if (!IsSha256Hex(request.sha256())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sha256: '", request.sha256(), "' is not a lowercase hex SHA-256 digest"));
+  }
+  auto content = context_.node->archive->GetArtifact(request.sha256());
+  if (!content.ok()) return content.status();
+  response->set_sha256(request.sha256());
+  response->set_content(*std::move(content));
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* HarnessService::ListDefinitions(
+    grpc::CallbackServerContext* ctx, const v1::ListDefinitionsRequest* request,
+    v1::ListDefinitionsResponse* response) {
+  auto list = context_.node->archive->ListDefinitions();
+  if (list.ok()) *response = *std::move(list);
+  return Reply(ctx, list.status());
+}
+
+grpc::ServerUnaryReactor* HarnessService::PutDefinition(grpc::CallbackServerContext* ctx,
+                                                        const v1::PutDefinitionRequest* request,
+                                                        v1::PutDefinitionResponse* response) {
+  return Reply(ctx, DoPutDefinition(*request, response));
+}
+
+absl::Status HarnessService::DoPutDefinition(const v1::PutDefinitionRequest& request,
+                                             v1::PutDefinitionResponse* response) {
+  const v1::Definition& def = request.definition();
+  if (absl::Status s = ValidateDefinition(def); !s.ok()) return s;
+  if (context_.builtin_definitions.count(def.name()) > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("definition '", def.name(), "' is built in"));
+  }
+  if (absl::Status s = ValidateWorkloadList(def, request.workloads(), context_.admission.limits);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<v1::Workload> workloads(request.workloads().begin(), request.workloads().end());
+  if (absl::Status s = context_.node->archive->PutDefinition(def, workloads, /*builtin=*/false);
+      !s.ok()) {
+    return s;
+  }
+  response->set_name(def.name());
+  response->set_workload_count(static_cast<int32_t>(workloads.size()));
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* HarnessService::GetNodeInfo(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetNodeInfoRequest* request,
+                                                      v1::NodeInfo* response) {
+  return Reply(ctx, DoGetNodeInfo(response));
+}
+
+absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
+  NodeLoad load = context_.scheduler->Load();
+  auto archived = context_.node->archive->CountRuns();
+  if (!archived.ok()) return archived.status();
+  load.runs_archived = *archived;
+  *response = DescribeNode(context_.facts, load);
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

@@ -51,6 +51,10 @@ class Archive {
   absl::Status PutTrace(const std::string& run_id, int workload_index, const v1::Trace& trace);
   // Final status, reason and stage seconds; state becomes DONE.
   absl::Status FinishRun(const v1::Run& run);
+  // Stores complete runs (as GetRun returns them: any state, traces, sources, compile log) in
+  // one transaction: all or none. For restoring or merging archives and for filling benchmark
+  // archives quickly. ALREADY_EXISTS names the first run id already taken.
+  absl::Status ImportRuns(const std::vector<v1::Run>& runs);
 
   // The whole run with its traces (ordered by workload index) and artifact refs; sources filled
   // in `run.solution` when `include_sources`. NOT_FOUND names the id.

@@ -31,6 +31,12 @@ class Compiler {
   std::vector<std::pair<std::string, std::string>> Toolchains() const;
 
  private:
+  // A cache miss: compile in a private folder under cache_dir/tmp, check the entry point,
+  // publish the folder as `entry_dir` (failures too, unless not deterministic).
+  absl::StatusOr<CompileOutput> Build(const v1::Solution& solution, Toolchain& toolchain,
+                                      const std::string& function, const std::string& entry_dir,
+                                      const std::atomic<bool>* cancel);
+
   std::string cache_dir_;
   std::vector<std::unique_ptr<Toolchain>> toolchains_;
   std::mutex mu_;  // serialises the publish of a cache folder

@@ -21,6 +21,9 @@ struct CompileOutput {
   double seconds = 0;
   bool cache_hit = false;
   std::string cache_key;
+  // False when the failure says nothing about the sources (the compiler timed out or was
+  // killed); such a result is not cached.
+  bool deterministic = true;
 };
 
 class Toolchain {
@@ -42,6 +45,8 @@ class Toolchain {
 
 // g++ (or $CXX) -O3 -march=native -shared -fPIC -std=c++17 -I<kiln include dir>.
 std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir);
+// The same, with the wall-clock limit of one compiler run (default 120 s).
+std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir, double timeout_s);
 
 }  // namespace kiln
 

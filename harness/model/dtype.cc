@@ -62,10 +62,11 @@ uint32_t RoundToMinifloat(uint32_t a, int man_bits, int bias) {
   const int t = std::max(e, 1 - bias);  // exponent of the target's quantum (subnormals pinned)
   const int shift = 23 - man_bits + (t - e);
   if (shift >= 25) return 0;  // below half the smallest subnormal (sig < 2^24)
-  uint32_t q = sig >> shift;
-  const uint32_t rem = sig & ((1u << shift) - 1u);
-  const uint32_t half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u))) ++q;
+  // Round half to even without a data-dependent branch: adding half - 1, plus one more when the
+  // kept part is odd, carries into the kept part exactly when rounding up (sig < 2^24, so the
+  // sum cannot overflow).
+  const uint32_t odd = (sig >> shift) & 1u;
+  const uint32_t q = (sig + (1u << (shift - 1)) - 1u + odd) >> shift;
   // Normal: (t + bias - 1) << m plus q in [2^m, 2^(m+1)] carries the implicit bit into the
   // exponent field; subnormal: t + bias - 1 == 0 and q < 2^m (or == 2^m, the smallest normal).
   return (static_cast<uint32_t>(t + bias - 1) << man_bits) + q;

@@ -3,24 +3,26 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace kiln::json_internal {
 namespace {
 
 // nlohmann's messages start with "[json.exception.parse_error.101] "; the prefix means nothing
 // to a user.
-std::string_view StripExceptionPrefix(std::string_view what) {
+absl::string_view StripExceptionPrefix(absl::string_view what) {
   if (!what.empty() && what.front() == '[') {
     size_t close = what.find("] ");
-    if (close != std::string_view::npos) what.remove_prefix(close + 2);
+    if (close != absl::string_view::npos) what.remove_prefix(close + 2);
   }
   return what;
 }
 
-// The byte offset where nesting first exceeds kMaxJsonDepth, or npos. Brackets inside strings do
+// The (1-based) byte where nesting first exceeds kMaxJsonDepth, or npos. Brackets inside strings do
 // not count.
-size_t FindExcessiveNesting(std::string_view text) {
+size_t FindExcessiveNesting(absl::string_view text) {
   int depth = 0;
   bool in_string = false;
   bool escaped = false;
@@ -39,27 +41,38 @@ size_t FindExcessiveNesting(std::string_view text) {
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return i;
+      if (++depth > kMaxJsonDepth) return i + 1;  // 1-based, as nlohmann counts bytes
     } else if (c == ']' || c == '}') {
       --depth;
     }
   }
-  return std::string_view::npos;
+  return absl::string_view::npos;
 }
 
 }  // namespace
 
-absl::StatusOr<Json> ParseDocument(std::string_view text) {
+absl::StatusOr<Json> ParseDocument(absl::string_view text) {
   size_t deep = FindExcessiveNesting(text);
-  if (deep != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", deep,
-                                                   ": nested deeper than ", kMaxJsonDepth));
+  if (deep != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON at byte ", deep, ": nested deeper than ", kMaxJsonDepth));
   }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
+    // what(): "[json.exception.parse_error.101] parse error at line 1, column 14: <reason>".
+    absl::string_view what = StripExceptionPrefix(e.what());
+    constexpr absl::string_view kLead = "parse error at ";
+    std::string where;
+    if (absl::ConsumePrefix(&what, kLead)) {
+      const size_t colon = what.find(": ");
+      if (colon != absl::string_view::npos) {
+        where = absl::StrCat(" (", what.substr(0, colon), ")");
+        what.remove_prefix(colon + 2);
+      }
+    }
     return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON at byte ", e.byte, ": ", StripExceptionPrefix(e.what())));
+        absl::StrCat("malformed JSON at byte ", e.byte, where, ": ", what));
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("malformed JSON: ", StripExceptionPrefix(e.what())));
@@ -70,20 +83,20 @@ std::string Dump(const Json& j, int indent) {
   return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
-absl::Status FieldError(std::string_view path, std::string_view message) {
+absl::Status FieldError(absl::string_view path, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
 }
 
-std::string Child(std::string_view path, std::string_view key) {
+std::string Child(absl::string_view path, absl::string_view key) {
   if (path.empty()) return std::string(key);
   return absl::StrCat(path, ".", key);
 }
 
-std::string Element(std::string_view path, size_t index) {
+std::string Element(absl::string_view path, size_t index) {
   return absl::StrCat(path, "[", index, "]");
 }
 
-std::string_view TypeName(const Json& j) {
+absl::string_view TypeName(const Json& j) {
   switch (j.type()) {
     case Json::value_t::null:
       return "null";
@@ -105,85 +118,115 @@ std::string_view TypeName(const Json& j) {
   }
 }
 
-absl::Status ExpectObject(const Json& j, std::string_view path) {
+absl::Status ExpectObject(const Json& j, absl::string_view path) {
   if (j.is_object()) return absl::OkStatus();
   return FieldError(path, absl::StrCat("expected an object, got ", TypeName(j)));
 }
 
-const Json* Find(const Json& obj, std::string_view key) {
+const Json* Find(const Json& obj, absl::string_view key) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(std::string(key));
   return it == obj.end() ? nullptr : &*it;
 }
 
-absl::StatusOr<const Json*> Require(const Json& obj, std::string_view key,
-                                    std::string_view path) {
-  const Json* j = Find(obj, key);
-  if (j == nullptr) return FieldError(Child(path, key), "missing");
-  return j;
+absl::Status Require(const Json& obj, absl::string_view key, absl::string_view path,
+                     const Json** out) {
+  *out = Find(obj, key);
+  if (*out == nullptr) return FieldError(Child(path, key), "missing");
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadString(const Json& j, std::string_view path) {
+absl::Status ReadString(const Json& j, absl::string_view path, std::string* out) {
   if (!j.is_string()) return FieldError(path, absl::StrCat("expected a string, got ", TypeName(j)));
-  return j.get<std::string>();
+  *out = j.get_ref<const std::string&>();
+  return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ReadInt(const Json& j, std::string_view path) {
+absl::Status ReadInt(const Json& j, absl::string_view path, int64_t* out) {
   if (j.is_number_unsigned()) {
     uint64_t v = j.get<uint64_t>();
     if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return FieldError(path, absl::StrCat(v, " is out of range"));
     }
-    return static_cast<int64_t>(v);
+    *out = static_cast<int64_t>(v);
+    return absl::OkStatus();
   }
-  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_number_integer()) {
+    *out = j.get<int64_t>();
+    return absl::OkStatus();
+  }
   if (j.is_number_float()) {
     // Accepted when integral (4096.0), as flashinfer-bench's lax integer fields do.
     double v = j.get<double>();
     if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9.0e18) {
-      return static_cast<int64_t>(v);
+      *out = static_cast<int64_t>(v);
+      return absl::OkStatus();
     }
     return FieldError(path, absl::StrCat("expected an integer, got ", Dump(j, -1)));
   }
   return FieldError(path, absl::StrCat("expected an integer, got ", TypeName(j)));
 }
 
-absl::StatusOr<bool> ReadBool(const Json& j, std::string_view path) {
+absl::Status ReadBool(const Json& j, absl::string_view path, bool* out) {
   if (!j.is_boolean()) return FieldError(path, absl::StrCat("expected a bool, got ", TypeName(j)));
-  return j.get<bool>();
+  *out = j.get<bool>();
+  return absl::OkStatus();
 }
 
-absl::StatusOr<double> ReadMetric(const Json& j, std::string_view path) {
-  if (j.is_number()) return j.get<double>();
-  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (j.is_string()) {
-    const std::string& s = j.get_ref<const std::string&>();
-    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "Infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+absl::Status ReadMetric(const Json& j, absl::string_view path, double* out) {
+  if (j.is_number()) {
+    *out = j.get<double>();
+    return absl::OkStatus();
+  }
+  if (j.is_null()) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return absl::OkStatus();
+  }
+  if (!j.is_string()) return FieldError(path, absl::StrCat("expected a number, got ", TypeName(j)));
+  const std::string& s = j.get_ref<const std::string&>();
+  if (s == "NaN") {
+    *out = std::numeric_limits<double>::quiet_NaN();
+  } else if (s == "Infinity") {
+    *out = std::numeric_limits<double>::infinity();
+  } else if (s == "-Infinity") {
+    *out = -std::numeric_limits<double>::infinity();
+  } else {
     return FieldError(path, absl::StrCat("expected a number, \"NaN\", \"Infinity\" or "
-                                         "\"-Infinity\", got '", s, "'"));
+                                         "\"-Infinity\", got '",
+                                         s, "'"));
   }
-  return FieldError(path, absl::StrCat("expected a number, got ", TypeName(j)));
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> ReadStringList(const Json& j, std::string_view path) {
+absl::Status ReadStringList(const Json& j, absl::string_view path,
+                            google::protobuf::RepeatedPtrField<std::string>* out) {
   if (!j.is_array()) return FieldError(path, absl::StrCat("expected an array, got ", TypeName(j)));
-  std::vector<std::string> out;
-  out.reserve(j.size());
   for (size_t i = 0; i < j.size(); ++i) {
-    absl::StatusOr<std::string> s = ReadString(j[i], Element(path, i));
-    if (!s.ok()) return s.status();
-    out.push_back(*std::move(s));
+    KILN_JSON_RETURN_IF_ERROR(ReadString(j[i], Element(path, i), out->Add()));
   }
-  return out;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadOptionalString(const Json& obj, std::string_view key,
-                                               std::string_view path) {
+absl::Status ReadStringMember(const Json& obj, absl::string_view key, absl::string_view path,
+                              std::string* out) {
+  const Json* j = nullptr;
+  KILN_JSON_RETURN_IF_ERROR(Require(obj, key, path, &j));
+  return ReadString(*j, Child(path, key), out);
+}
+
+absl::Status ReadOptionalStringMember(const Json& obj, absl::string_view key,
+                                      absl::string_view path, std::string* out) {
   const Json* j = Find(obj, key);
-  if (j == nullptr || j->is_null()) return std::string();
-  return ReadString(*j, Child(path, key));
+  if (j == nullptr || j->is_null()) return absl::OkStatus();
+  return ReadString(*j, Child(path, key), out);
+}
+
+absl::Status ReadOptionalStringListMember(const Json& obj, absl::string_view key,
+                                          absl::string_view path,
+                                          google::protobuf::RepeatedPtrField<std::string>* out) {
+  const Json* j = Find(obj, key);
+  if (j == nullptr || j->is_null()) return absl::OkStatus();
+  return ReadStringList(*j, Child(path, key), out);
 }
 
 Json WriteMetric(double v) {

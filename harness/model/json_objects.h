@@ -14,10 +14,10 @@ namespace kiln::json_internal {
 
 // Each reader fills `*out` from `j`; `path` names `j` in error messages ("solution",
 // "definition.native_reference", "trace.workload").
-absl::Status ReadSolution(const Json& j, std::string_view path, v1::Solution* out);
+absl::Status ReadSolution(const Json& j, absl::string_view path, v1::Solution* out);
 Json WriteSolution(const v1::Solution& s);
 
-absl::Status ReadWorkload(const Json& j, std::string_view path, v1::Workload* out);
+absl::Status ReadWorkload(const Json& j, absl::string_view path, v1::Workload* out);
 Json WriteWorkload(const v1::Workload& w);
 
 }  // namespace kiln::json_internal

@@ -56,6 +56,8 @@ class Process {
   pid_t pid() const { return pid_; }
   // Waits for exit while reading captured output, enforcing the timeout and polling `cancel`
   // (may be null) every few milliseconds.
+  // Whatever the program leaves running in its process group when it exits is killed as well.
+  // Call once; later calls return a default ProcessResult.
   ProcessResult Wait(const std::atomic<bool>* cancel = nullptr);
   // SIGKILL to the whole process group.
   void Kill();

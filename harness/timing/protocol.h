@@ -4,11 +4,20 @@
 //   official:    per trial: fresh inputs, `warmup` calls, then `iterations` calls each preceded
 //                by a flush + synchronize; sample = span of the call; per-trial median; latency =
 //                mean of the trial medians. Defaults 3 trials, 10 warmup, 50 iterations, 2x L2/LLC.
+//                As flashinfer-bench, every warmup call is preceded by a flush too.
 //   kernelbench: 3 warmup, 100 calls, 256 MiB flush, sync around each; latency = mean (+ stdev).
+//                As KernelBench, warmup calls are not flushed.
 //   robust:      cold cache each sample, >= min_samples samples, stop once relative stdev <
 //                target after >= 0.5 s of measured time or when the noise stops improving, hard
 //                cap max_seconds; samples the device flags as throttled are dropped; full
-//                distribution reported.
+//                distribution reported. (The criterion is nvbench's; see noise_criterion.h.)
+//                The cap bounds both wall time and summed sample time; `iterations` > 0 also
+//                caps the samples taken.
+//
+// Call order, per call: before_call, [Flush], call, after_call; per trial: prepare_trial(t)
+// first. Official and kernelbench keep throttled samples (and say so in TimingResult.note);
+// robust drops them and counts them in samples_dropped. TimingResult.iterations is the number of
+// timed calls per trial (robust: all samples taken, dropped ones included).
 #ifndef KILN_HARNESS_TIMING_PROTOCOL_H_
 #define KILN_HARNESS_TIMING_PROTOCOL_H_
 
@@ -46,11 +55,14 @@ struct TimedCall {
   std::function<absl::Status()> after_call;              // untimed (integrity checks, ...)
 };
 
-// The defaults of a mode ("official" | "kernelbench" | "robust"); unknown mode is an error.
-// flush_bytes 0 means "the device's default" for official and robust.
+// The defaults of a mode ("official" | "kernelbench" | "robust"; "" gives official, the default
+// mode); unknown mode is an error. flush_bytes 0 means "the device's default" for official and
+// robust (and 256 MiB for kernelbench).
 absl::StatusOr<v1::TimingConfig> DefaultTimingConfig(const std::string& mode);
 
-// Runs the protocol. Any error from the callbacks aborts and is returned unchanged.
+// Runs the protocol. Any error from the callbacks or the device aborts and is returned
+// unchanged. A config out of range (trials < 1, ...) is INVALID_ARGUMENT naming the field; a
+// robust run whose every sample was throttled is UNAVAILABLE.
 absl::StatusOr<v1::TimingResult> RunTimingProtocol(const v1::TimingConfig& config,
                                                    TimedDevice& device, const TimedCall& work);
 

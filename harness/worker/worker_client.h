@@ -33,6 +33,16 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
     const std::function<void(const v1::WorkerStatus&)>& on_status,
     const std::atomic<bool>* cancel);
 
+// Where the worker writes output `name` of trial `trial`: <output_dir>/t<trial>_<name>.bin
+// ("." when output_dir is empty), raw little-endian bytes, row-major.
+std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name);
+
+// The claims of a result that says PASSED, checked against the request: one TrialOutputs per
+// trial in order (one per trial seed when verifying only), each with exactly the definition's
+// outputs at WorkerOutputPath, and a TimingResult when measuring. A PASSED result that fails
+// them was not written by an honest worker; RunWorker reports it as REJECTED with this reason.
+absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result);
+
 }  // namespace kiln
 
 #endif  // KILN_HARNESS_WORKER_WORKER_CLIENT_H_

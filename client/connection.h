@@ -1,0 +1,47 @@
+// The CLI's link to one kiln-harness: a channel and stub for HOST:PORT, call deadlines, and the
+// single place where gRPC errors become the lines users see.
+#ifndef KILN_CLIENT_CONNECTION_H_
+#define KILN_CLIENT_CONNECTION_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "client/cli.h"
+#include "kiln/v1/harness.grpc.pb.h"
+
+namespace kiln::cli {
+
+// Deadline of every call but submit's.
+inline constexpr double kDefaultCallTimeoutS = 30;
+
+class Connection {
+ public:
+  // Creates the channel lazily; nothing is dialled until the first call.
+  explicit Connection(std::string server);
+
+  const std::string& server() const { return server_; }
+  v1::Harness::Stub& stub() { return *stub_; }
+
+  // Sets a deadline `seconds` from now on `context`.
+  static void SetDeadline(grpc::ClientContext* context, double seconds);
+
+  // "kiln: cannot reach kiln-harness at HOST:PORT: ..." when the server could not be reached,
+  // else "kiln: <CODE>: <message>".
+  std::string Describe(const grpc::Status& status);
+  // Prints Describe(status) on console.err and returns kExitUsage.
+  int Fail(const grpc::Status& status, Console& console);
+
+ private:
+  std::string server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Harness::Stub> stub_;
+};
+
+// "INVALID_ARGUMENT", "UNAVAILABLE", ...
+std::string StatusCodeName(grpc::StatusCode code);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_CONNECTION_H_

@@ -1,0 +1,67 @@
+// kiln defs add FILE [--workloads FILE.jsonl] | kiln defs list
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "client/connection.h"
+#include "client/inputs.h"
+#include "client/json_output.h"
+#include "client/table.h"
+
+namespace kiln::cli {
+
+int RunDefsAdd(const Invocation& inv, Console& console) {
+  absl::StatusOr<v1::Definition> def = LoadDefinitionFile(inv.args.positionals[0]);
+  if (!def.ok()) {
+    console.err << "kiln: " << def.status().message() << "\n";
+    return kExitUsage;
+  }
+  v1::PutDefinitionRequest request;
+  if (inv.args.Has("workloads")) {
+    absl::StatusOr<std::vector<v1::Workload>> workloads =
+        LoadWorkloadsFile(inv.args.Get("workloads"), def->name());
+    if (!workloads.ok()) {
+      console.err << "kiln: " << workloads.status().message() << "\n";
+      return kExitUsage;
+    }
+    for (v1::Workload& w : *workloads) *request.add_workloads() = std::move(w);
+  }
+  *request.mutable_definition() = *std::move(def);
+  Connection connection(inv.server);
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::PutDefinitionResponse response;
+  grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
+  if (!status.ok()) return connection.Fail(status, console);
+  console.out << "definition " << response.name() << " registered with "
+              << response.workload_count() << " workloads\n";
+  return kExitOk;
+}
+
+int RunDefsList(const Invocation& inv, Console& console) {
+  Connection connection(inv.server);
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::ListDefinitionsResponse response;
+  grpc::Status status =
+      connection.stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &response);
+  if (!status.ok()) return connection.Fail(status, console);
+  if (inv.args.Has("json")) {
+    console.out << Dump(ProtoToJson(response));
+    return kExitOk;
+  }
+  Table table({{"name"},
+               {"op_type"},
+               {"workloads", Align::kRight},
+               {"builtin"},
+               {"native reference"}});
+  for (const v1::DefinitionSummary& d : response.definitions()) {
+    table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
+                  d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no"});
+  }
+  console.out << table.Render();
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

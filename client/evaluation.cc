@@ -1,0 +1,153 @@
+#include "client/evaluation.h"
+
+#include <csignal>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "client/json_output.h"
+#include "client/report.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// Turns SIGINT into TryCancel() on `context` while alive. A second Ctrl-C falls back to the
+// default action (SA_RESETHAND), so a stuck client can still be killed.
+class InterruptCancels {
+ public:
+  explicit InterruptCancels(grpc::ClientContext* context) : context_(context) {
+    g_interrupted.store(false);
+    struct sigaction action {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &previous_);
+    watcher_ = std::thread([this] { Watch(); });
+  }
+  ~InterruptCancels() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    watcher_.join();
+    sigaction(SIGINT, &previous_, nullptr);
+  }
+  bool fired() const { return fired_.load(); }
+
+ private:
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!done_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (!fired_ && g_interrupted.load()) {
+        fired_ = true;
+        context_->TryCancel();
+      }
+    }
+  }
+
+  grpc::ClientContext* context_;
+  struct sigaction previous_ {};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread watcher_;
+};
+
+void NoteRunId(const std::string& id, const v1::EvaluateRequest& request, Console& console) {
+  console.err << "kiln: run " << id << " admitted (definition " << request.definition();
+  if (!request.mode().empty()) console.err << ", mode " << request.mode();
+  console.err << ")\n" << std::flush;
+}
+
+}  // namespace
+
+EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
+                                   double timeout_s, Console& console) {
+  EvaluationOutcome outcome;
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, timeout_s);
+  InterruptCancels interrupts(&context);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
+      connection.stub().Evaluate(&context, request);
+  ProgressPrinter progress(console.err);
+  google::protobuf::RepeatedPtrField<v1::Trace> traces;
+  v1::EvaluateEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      const v1::Progress& p = event.progress();
+      if (outcome.run_id.empty() && !p.run_id().empty()) {
+        outcome.run_id = p.run_id();
+        NoteRunId(outcome.run_id, request, console);
+      }
+      progress.Print(p);
+      if (p.has_trace()) *traces.Add() = p.trace();
+    } else if (event.has_run()) {
+      outcome.run = event.run();
+      if (outcome.run_id.empty()) outcome.run_id = outcome.run->run_id();
+    }
+  }
+  outcome.status = reader->Finish();
+  outcome.interrupted = interrupts.fired();
+  // A final run without traces (a server that streamed them already) gets the streamed ones.
+  if (outcome.run && outcome.run->traces().empty()) *outcome.run->mutable_traces() = traces;
+  return outcome;
+}
+
+namespace {
+
+int ReportInterrupted(const EvaluationOutcome& outcome, bool json, Console& console) {
+  if (json) {
+    console.out << Dump(Json{{"run_id", outcome.run_id},
+                             {"status", std::string(StatusName(v1::CANCELLED))},
+                             {"traces", Json::array()}});
+  } else {
+    console.out << "run " << (outcome.run_id.empty() ? "(none)" : outcome.run_id)
+                << ": CANCELLED (interrupted)\n";
+  }
+  console.err << "kiln: interrupted; the harness cancels the run\n";
+  return kExitFailed;
+}
+
+}  // namespace
+
+int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& connection,
+                     Console& console) {
+  if (outcome.interrupted) return ReportInterrupted(outcome, json, console);
+  if (!outcome.status.ok() || !outcome.run) {
+    if (!outcome.status.ok()) {
+      connection.Fail(outcome.status, console);
+    } else {
+      console.err << "kiln: the harness ended the evaluation without a result\n";
+    }
+    if (!outcome.run_id.empty()) {
+      console.err << "kiln: run " << outcome.run_id << " did not report a verdict; see `kiln "
+                  << "runs show " << outcome.run_id << "`\n";
+    }
+    return kExitUsage;
+  }
+  const v1::Run& run = *outcome.run;
+  if (json) {
+    console.out << Dump(Json{{"run_id", run.run_id()},
+                             {"status", std::string(StatusName(run.status()))},
+                             {"traces", TracesToJson(run.traces())}});
+  } else {
+    console.out << TraceTable(run.traces()) << SummaryLine(run) << FailureDetails(run);
+  }
+  console.out << std::flush;
+  return run.status() == v1::PASSED ? kExitOk : kExitFailed;
+}
+
+}  // namespace kiln::cli

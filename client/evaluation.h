@@ -1,0 +1,38 @@
+// One Evaluate call as the CLI runs it for `kiln submit` and `kiln demo`: stream the events,
+// print progress, cancel on Ctrl-C, then print the table (or the JSON object) and choose the
+// exit code.
+#ifndef KILN_CLIENT_EVALUATION_H_
+#define KILN_CLIENT_EVALUATION_H_
+
+#include <optional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "client/cli.h"
+#include "client/connection.h"
+#include "kiln/v1/harness.pb.h"
+
+namespace kiln::cli {
+
+struct EvaluationOutcome {
+  std::string run_id;          // from the first event; empty if none came
+  std::optional<v1::Run> run;  // the final event's run
+  grpc::Status status;         // how the call ended
+  bool interrupted = false;    // cancelled by Ctrl-C
+};
+
+// Streams Evaluate with a deadline of `timeout_s`, printing progress on console.err. While it
+// runs, SIGINT cancels the call (the harness then marks the run CANCELLED).
+EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
+                                   double timeout_s, Console& console);
+
+// Prints the outcome: the table, summary and failure details on console.out (or with `json`
+// one object {"run_id","status","traces"}), errors on console.err. Returns kExitOk iff every
+// workload PASSED, kExitFailed for another verdict or a Ctrl-C, kExitUsage for RPC errors.
+int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& connection,
+                     Console& console);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_EVALUATION_H_

@@ -1,0 +1,116 @@
+#include "client/inputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "harness/common/files.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The same status with "<path>: " in front of its message.
+absl::Status InFile(const std::string& path, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
+}
+
+absl::StatusOr<std::string> ReadUserFile(const std::string& path) {
+  if (IsDirectory(path)) return absl::InvalidArgumentError(absl::StrCat(path, ": is a folder"));
+  absl::StatusOr<std::string> content = ReadFile(path);
+  if (!content.ok()) {
+    // ReadFile's messages already name the path.
+    return absl::InvalidArgumentError(content.status().message());
+  }
+  return content;
+}
+
+// The folder's files (but solution.json) as {"path","content"} objects, sorted by path.
+absl::StatusOr<nlohmann::ordered_json> FolderSources(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> paths;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+    if (ec) break;
+    if (rel == "solution.json") continue;
+    paths.push_back(rel);
+  }
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
+  std::sort(paths.begin(), paths.end());
+  nlohmann::ordered_json sources = nlohmann::ordered_json::array();
+  for (const std::string& rel : paths) {
+    absl::StatusOr<std::string> content = ReadUserFile(absl::StrCat(dir, "/", rel));
+    if (!content.ok()) return content.status();
+    sources.push_back({{"path", rel}, {"content", *std::move(content)}});
+  }
+  if (sources.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": solution.sources: empty, and no source files beside solution.json"));
+  }
+  return sources;
+}
+
+// solution.json of a folder with its sources filled in from the folder when it has none. Text
+// that is not a JSON object is returned unchanged, for the solution parser to report.
+absl::StatusOr<std::string> WithFolderSources(const std::string& dir, const std::string& text) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return text;
+  auto it = doc.find("sources");
+  if (it != doc.end() && it->is_array() && !it->empty()) return text;
+  absl::StatusOr<nlohmann::ordered_json> sources = FolderSources(dir);
+  if (!sources.ok()) return sources.status();
+  doc["sources"] = *std::move(sources);
+  return doc.dump();
+}
+
+}  // namespace
+
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+
+absl::StatusOr<v1::Definition> LoadDefinitionFile(const std::string& path) {
+  absl::StatusOr<std::string> content = ReadUserFile(path);
+  if (!content.ok()) return content.status();
+  absl::StatusOr<v1::Definition> def = ParseDefinitionJson(*content);
+  if (!def.ok()) return InFile(path, def.status());
+  return def;
+}
+
+absl::StatusOr<std::vector<v1::Workload>> LoadWorkloadsFile(const std::string& path,
+                                                            const std::string& definition_name) {
+  absl::StatusOr<std::string> content = ReadUserFile(path);
+  if (!content.ok()) return content.status();
+  absl::StatusOr<std::vector<v1::Workload>> workloads =
+      ParseWorkloadsJsonl(*content, definition_name);
+  if (!workloads.ok()) return InFile(path, workloads.status());
+  return workloads;
+}
+
+absl::StatusOr<v1::Solution> LoadSolution(const std::string& path) {
+  bool folder = IsDirectory(path);
+  std::string file = folder ? absl::StrCat(path, "/solution.json") : path;
+  absl::StatusOr<std::string> content = ReadUserFile(file);
+  if (!content.ok()) return content.status();
+  if (folder) {
+    content = WithFolderSources(path, *content);
+    if (!content.ok()) return content.status();
+  }
+  absl::StatusOr<v1::Solution> solution = ParseSolutionJson(*content);
+  if (!solution.ok()) return InFile(file, solution.status());
+  return solution;
+}
+
+}  // namespace kiln::cli

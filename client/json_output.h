@@ -1,0 +1,30 @@
+// JSON the CLI prints with --json: protobuf messages through protobuf's JSON mapping (field
+// names as in the .proto), traces as flashinfer-bench Trace documents.
+#ifndef KILN_CLIENT_JSON_OUTPUT_H_
+#define KILN_CLIENT_JSON_OUTPUT_H_
+
+#include <string>
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/repeated_ptr_field.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/v1/types.pb.h"
+
+namespace kiln::cli {
+
+using Json = nlohmann::ordered_json;
+
+// The message in protobuf's JSON mapping, with proto field names and default values included.
+Json ProtoToJson(const google::protobuf::Message& message);
+
+// flashinfer-bench Trace documents (kiln-only statuses mapped to official ones, the exact
+// status kept in correctness.extra).
+Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces);
+
+// Pretty-printed, ending in a newline.
+std::string Dump(const Json& json);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_JSON_OUTPUT_H_

@@ -1,0 +1,61 @@
+// kiln node: what a kiln-harness node offers (GetNodeInfo).
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/commands.h"
+#include "client/connection.h"
+#include "client/json_output.h"
+#include "client/table.h"
+
+namespace kiln::cli {
+
+namespace {
+
+std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
+  std::string out = absl::StrCat("server          ", server, "\n",
+                                 "version         ", node.version(), "\n",
+                                 "backends        ", absl::StrJoin(node.backends(), ", "), "\n",
+                                 "default backend ", node.default_backend(), "\n",
+                                 "default mode    ", node.default_mode(), "\n",
+                                 "queue depth     ", node.queue_depth(), "\n",
+                                 "running         ", node.running(), "\n",
+                                 "runs archived   ", node.runs_archived(), "\n");
+  if (!node.toolchains().empty()) {
+    // The map's order is unspecified; sort for a stable listing.
+    std::map<std::string, std::string> toolchains(node.toolchains().begin(),
+                                                  node.toolchains().end());
+    out += "toolchains\n";
+    for (const auto& [name, version] : toolchains) {
+      absl::StrAppend(&out, "  ", name, ": ", version, "\n");
+    }
+  }
+  if (!node.devices().empty()) {
+    Table devices({{"backend"}, {"index", Align::kRight}, {"name"}, {"busy"}});
+    for (const v1::DeviceInfo& d : node.devices()) {
+      devices.AddRow({d.backend(), absl::StrCat(d.index()), d.name(), d.busy() ? "yes" : "no"});
+    }
+    out += "devices\n" + devices.Render();
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunNode(const Invocation& inv, Console& console) {
+  Connection connection(inv.server);
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::NodeInfo node;
+  grpc::Status status = connection.stub().GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+  if (!status.ok()) return connection.Fail(status, console);
+  if (inv.args.Has("json")) {
+    console.out << Dump(ProtoToJson(node));
+  } else {
+    console.out << NodeText(node, inv.server);
+  }
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,147 @@
+// kiln runs list | kiln runs show RUN_ID
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "client/connection.h"
+#include "client/json_output.h"
+#include "client/report.h"
+#include "client/table.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::cli {
+
+namespace {
+
+// The status column of a run: its verdict once done, else the stage it is in.
+std::string RunStatusText(v1::RunState state, v1::EvaluationStatus status) {
+  if (state == v1::RUN_DONE || status != v1::STATUS_UNSPECIFIED) {
+    return std::string(StatusName(status));
+  }
+  return RunStateName(state);
+}
+
+std::string RunsTable(const v1::ListRunsResponse& response) {
+  Table table({{"run"},
+               {"created"},
+               {"definition"},
+               {"solution"},
+               {"status"},
+               {"workloads", Align::kRight},
+               {"mean latency ms", Align::kRight},
+               {"mean speedup", Align::kRight}});
+  for (const v1::RunSummary& r : response.runs()) {
+    table.AddRow({r.run_id(), FormatUnixMs(r.created_unix_ms()), r.definition(),
+                  r.solution_name(), RunStatusText(r.state(), r.status()),
+                  absl::StrCat(r.workload_count()), FormatMs(r.mean_latency_ms()),
+                  FormatSpeedup(r.mean_speedup())});
+  }
+  return table.Render();
+}
+
+std::string RunFields(const v1::Run& run) {
+  std::string out;
+  auto field = [&out](absl::string_view name, absl::string_view value) {
+    if (value.empty()) return;
+    absl::StrAppend(&out, name, std::string(12 - name.size(), ' '), value, "\n");
+  };
+  field("run", run.run_id());
+  field("definition", run.definition());
+  std::string solution = run.solution_name();
+  if (!run.solution_hash().empty()) absl::StrAppend(&solution, " (", ShortId(run.solution_hash(), 12), ")");
+  if (!run.author().empty()) absl::StrAppend(&solution, " by ", run.author());
+  field("solution", solution);
+  field("status", RunStatusText(run.state(), run.status()));
+  field("reason", run.reason());
+  field("state", RunStateName(run.state()));
+  field("mode", run.mode());
+  field("backend", run.backend());
+  field("principal", run.principal());
+  field("created", FormatUnixMs(run.created_unix_ms()));
+  if (run.finished_unix_ms() > 0) field("finished", FormatUnixMs(run.finished_unix_ms()));
+  field("seconds", absl::StrCat("queued ", FormatSeconds(run.queued_s()), ", compiling ",
+                                FormatSeconds(run.compile_s()),
+                                run.compile_cache_hit() ? " (cache hit)" : "", ", verifying ",
+                                FormatSeconds(run.verify_s()), ", timing ",
+                                FormatSeconds(run.timing_s())));
+  return out;
+}
+
+std::string RunSources(const v1::Run& run) {
+  std::string out;
+  for (const v1::SourceFile& source : run.solution().sources()) {
+    absl::StrAppend(&out, "--- ", source.path(), " (", source.content().size(), " bytes)\n",
+                    source.content());
+    if (!source.content().empty() && source.content().back() != '\n') out += "\n";
+  }
+  return out;
+}
+
+Json RunJson(const v1::Run& run) {
+  Json json = ProtoToJson(run);
+  json["traces"] = TracesToJson(run.traces());
+  return json;
+}
+
+}  // namespace
+
+int RunRunsList(const Invocation& inv, Console& console) {
+  absl::StatusOr<int> limit = IntFlag(inv, "limit", 0);
+  if (!limit.ok()) {
+    console.err << limit.status().message() << "\n";
+    return kExitUsage;
+  }
+  v1::ListRunsRequest request;
+  request.set_definition(inv.args.Get("definition"));
+  request.set_limit(*limit);
+  if (inv.args.Has("status")) {
+    absl::StatusOr<v1::EvaluationStatus> status = ParseStatusName(inv.args.Get("status"));
+    if (!status.ok()) {
+      console.err << "kiln runs list: --status: unknown status '" << inv.args.Get("status")
+                  << "'\n";
+      return kExitUsage;
+    }
+    request.set_status(*status);
+  }
+  Connection connection(inv.server);
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::ListRunsResponse response;
+  grpc::Status status = connection.stub().ListRuns(&context, request, &response);
+  if (!status.ok()) return connection.Fail(status, console);
+  if (inv.args.Has("json")) {
+    console.out << Dump(ProtoToJson(response));
+  } else if (response.runs().empty()) {
+    console.out << "no runs\n";
+  } else {
+    console.out << RunsTable(response);
+    if (!response.next_page_token().empty()) console.out << "(more runs: raise --limit)\n";
+  }
+  return kExitOk;
+}
+
+int RunRunsShow(const Invocation& inv, Console& console) {
+  Connection connection(inv.server);
+  v1::GetRunRequest request;
+  request.set_run_id(inv.args.positionals[0]);
+  request.set_include_sources(true);
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::Run run;
+  grpc::Status status = connection.stub().GetRun(&context, request, &run);
+  if (!status.ok()) return connection.Fail(status, console);
+  if (inv.args.Has("json")) {
+    console.out << Dump(RunJson(run));
+    return kExitOk;
+  }
+  console.out << RunFields(run) << "\n";
+  if (!run.traces().empty()) console.out << TraceTable(run.traces());
+  console.out << SummaryLine(run) << FailureDetails(run);
+  if (!run.compile_log().empty() && run.status() != v1::COMPILE_ERROR) {
+    console.out << "\ncompiler log:\n" << Indent(run.compile_log(), "  ");
+  }
+  if (!run.solution().sources().empty()) console.out << "\nsources:\n" << RunSources(run);
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

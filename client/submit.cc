@@ -1,0 +1,88 @@
+// kiln submit: evaluate a solution on a definition's workloads.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "client/connection.h"
+#include "client/evaluation.h"
+#include "client/inputs.h"
+
+namespace kiln::cli {
+
+namespace {
+
+constexpr double kDefaultSubmitTimeoutS = 3600;
+
+int InputError(const absl::Status& status, Console& console) {
+  console.err << "kiln: " << status.message() << "\n";
+  return kExitUsage;
+}
+
+// Registers the definition read from a file, with `workloads`, before it is evaluated.
+int PutDefinition(Connection& connection, const v1::Definition& def,
+                  const std::vector<v1::Workload>& workloads, Console& console) {
+  v1::PutDefinitionRequest request;
+  *request.mutable_definition() = def;
+  for (const v1::Workload& w : workloads) *request.add_workloads() = w;
+  grpc::ClientContext context;
+  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  v1::PutDefinitionResponse response;
+  grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
+  if (!status.ok()) return connection.Fail(status, console);
+  console.err << "kiln: definition " << response.name() << " registered ("
+              << response.workload_count() << " workloads)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunSubmit(const Invocation& inv, Console& console) {
+  absl::StatusOr<double> timeout_s = SecondsFlag(inv, "timeout-s", kDefaultSubmitTimeoutS);
+  if (!timeout_s.ok()) return InputError(timeout_s.status(), console);
+
+  // Read every local file before talking to the harness: a bad file costs no round trip.
+  const std::string definition_arg = inv.args.Get("definition");
+  std::optional<v1::Definition> definition;
+  if (IsFile(definition_arg)) {
+    absl::StatusOr<v1::Definition> def = LoadDefinitionFile(definition_arg);
+    if (!def.ok()) return InputError(def.status(), console);
+    definition = *std::move(def);
+  }
+  const std::string definition_name = definition ? definition->name() : definition_arg;
+
+  std::vector<v1::Workload> workloads;
+  if (inv.args.Has("workloads")) {
+    absl::StatusOr<std::vector<v1::Workload>> loaded =
+        LoadWorkloadsFile(inv.args.Get("workloads"), definition_name);
+    if (!loaded.ok()) return InputError(loaded.status(), console);
+    workloads = *std::move(loaded);
+  }
+
+  const std::string solution_path = inv.args.Get("solution");
+  absl::StatusOr<v1::Solution> solution = LoadSolution(solution_path);
+  if (!solution.ok()) return InputError(solution.status(), console);
+  if (!solution->definition().empty() && solution->definition() != definition_name) {
+    return InputError(absl::InvalidArgumentError(absl::StrCat(
+                          solution_path, ": solution.definition: '", solution->definition(),
+                          "' does not match the definition '", definition_name, "'")),
+                      console);
+  }
+
+  Connection connection(inv.server);
+  if (definition) {
+    int put = PutDefinition(connection, *definition, workloads, console);
+    if (put != kExitOk) return put;
+  }
+  v1::EvaluateRequest request;
+  request.set_definition(definition_name);
+  *request.mutable_solution() = *std::move(solution);
+  for (v1::Workload& w : workloads) *request.add_workloads() = std::move(w);
+  request.set_mode(inv.args.Get("mode"));
+  request.set_backend(inv.args.Get("backend"));
+
+  EvaluationOutcome outcome = StreamEvaluation(connection, request, *timeout_s, console);
+  return ReportEvaluation(outcome, inv.args.Has("json"), connection, console);
+}
+
+}  // namespace kiln::cli

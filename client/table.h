@@ -1,0 +1,64 @@
+// Fixed-column text tables and the number formats the kiln CLI prints.
+//
+//   Table t({{"#", Align::kRight}, {"status", Align::kLeft}});
+//   t.AddRow({"1", "PASSED"});
+//   std::cout << t.Render();
+#ifndef KILN_CLIENT_TABLE_H_
+#define KILN_CLIENT_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::cli {
+
+enum class Align { kLeft, kRight };
+
+struct Column {
+  std::string header;
+  Align align = Align::kLeft;
+};
+
+// Columns are as wide as their widest cell (header included), separated by two spaces, with a
+// dashed rule under the header. Trailing spaces are trimmed from every line.
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns);
+
+  // A row with fewer cells than columns is padded with empty cells; extra cells are dropped.
+  void AddRow(std::vector<std::string> cells);
+  size_t row_count() const { return rows_.size(); }
+
+  // Every line ends in '\n'.
+  std::string Render() const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "-" stands for a value that is absent (not measured, not compared).
+inline constexpr char kAbsent[] = "-";
+
+// Milliseconds: three decimals from 0.01 ms up, three significant digits below ("0.00213",
+// "2.13e-05"); kAbsent when not positive or not finite.
+std::string FormatMs(double ms);
+// "2.68x"; kAbsent when not positive or not finite.
+std::string FormatSpeedup(double factor);
+// Errors in scientific notation ("1.00e+00"); "nan", "inf" spelled out.
+std::string FormatError(double value);
+// Seconds with two decimals ("1.23").
+std::string FormatSeconds(double s);
+// Local time "YYYY-MM-DD HH:MM:SS"; kAbsent for 0.
+std::string FormatUnixMs(int64_t unix_ms);
+// The first `n` characters of an identifier.
+std::string ShortId(std::string_view id, size_t n = 8);
+// The last `max_lines` lines of `text`, preceded by "... (N lines omitted)" when cut.
+std::string TailLines(std::string_view text, size_t max_lines);
+// `text` indented by `prefix` on every line, ending in '\n' unless empty.
+std::string Indent(std::string_view text, std::string_view prefix);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_TABLE_H_

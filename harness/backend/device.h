@@ -1,0 +1,98 @@
+// The device a kiln-worker evaluates on: memory, copies, synchronization, the kiln_context handed
+// to solutions, and the timer and cache flush of the timing protocol (TimedDevice).
+//
+// One implementation per backend: host/ (plain memory, steady_clock) today; cuda/ (cudaMalloc,
+// one stream, CUPTI activity spans with CUDA events as the fallback timer) and level_zero/ fit
+// the same interface. All memory calls are made from the worker's main thread.
+//
+//   std::unique_ptr<Device> device = ...;
+//   absl::StatusOr<DeviceBuffer> x = DeviceBuffer::Allocate(*device, bytes);
+//   device->CopyToDevice(x->data(), host_bytes, bytes);
+//   kiln_context ctx = device->Context();
+#ifndef KILN_HARNESS_BACKEND_DEVICE_H_
+#define KILN_HARNESS_BACKEND_DEVICE_H_
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "harness/timing/protocol.h"
+#include "kiln/abi.h"
+
+namespace kiln {
+
+class Device : public TimedDevice {
+ public:
+  // Every allocation is aligned to at least this many bytes.
+  static constexpr int64_t kAlignment = 64;
+
+  virtual kiln_backend Backend() const = 0;
+  // True when device memory is ordinary host memory the worker may read and write directly
+  // (the host backend); false when it must go through CopyToHost / CopyToDevice / Fill.
+  virtual bool HostAccessible() const = 0;
+
+  // Allocates `bytes` (0 gives a valid, distinct pointer). The memory is uninitialised.
+  virtual absl::StatusOr<void*> Allocate(int64_t bytes) = 0;
+  // Releases memory from Allocate; nullptr is ignored.
+  virtual void Free(void* ptr) = 0;
+  // Copies complete when the call returns.
+  virtual absl::Status CopyToDevice(void* dst, const void* src, int64_t bytes) = 0;
+  virtual absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) = 0;
+  // Sets `bytes` bytes at `dst` to `value`.
+  virtual absl::Status Fill(void* dst, uint8_t value, int64_t bytes) = 0;
+  // Waits until all work enqueued on the solution's stream has finished and reports a failure
+  // of that work (an illegal address on a GPU, for instance).
+  virtual absl::Status Synchronize() = 0;
+  // What solutions receive as `ctx`: abi_version, backend and the native stream / device /
+  // context handles (NULL on the host). Valid for the device's lifetime.
+  virtual kiln_context Context() const = 0;
+};
+
+// Device memory owned by one object; move-only. The device must outlive the buffer.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  [[nodiscard]] static absl::StatusOr<DeviceBuffer> Allocate(Device& device, int64_t bytes) {
+    absl::StatusOr<void*> ptr = device.Allocate(bytes);
+    if (!ptr.ok()) return ptr.status();
+    return DeviceBuffer(&device, *ptr, bytes);
+  }
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : device_(std::exchange(other.device_, nullptr)),
+        data_(std::exchange(other.data_, nullptr)),
+        bytes_(std::exchange(other.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      device_ = std::exchange(other.device_, nullptr);
+      data_ = std::exchange(other.data_, nullptr);
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { Reset(); }
+
+  void* data() const { return data_; }
+  int64_t bytes() const { return bytes_; }
+
+  void Reset() {
+    if (device_ != nullptr) device_->Free(data_);
+    device_ = nullptr;
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
+ private:
+  DeviceBuffer(Device* device, void* data, int64_t bytes)
+      : device_(device), data_(data), bytes_(bytes) {}
+  Device* device_ = nullptr;
+  void* data_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_BACKEND_DEVICE_H_

@@ -1,0 +1,171 @@
+// The host C++ toolchain: solutions with language "cpp", built by the system C++ compiler into
+// a shared object that the host backend loads.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "harness/compile/source_tree.h"
+#include "harness/compile/toolchain.h"
+#include "harness/sandbox/process.h"
+#include "harness/sandbox/program_path.h"
+
+extern char** environ;
+
+namespace kiln {
+
+namespace {
+
+constexpr double kDefaultTimeoutS = 120;
+constexpr int64_t kMaxLogBytes = 1 << 20;
+constexpr int64_t kMaxOutputFileBytes = int64_t{1} << 30;
+
+// $KILN_CXX, else $CXX, else g++; may carry words ("ccache g++", "g++-12 -fno-plt").
+std::vector<std::string> CompilerCommand() {
+  const char* chosen = std::getenv("KILN_CXX");
+  if (chosen == nullptr || *chosen == '\0') chosen = std::getenv("CXX");
+  if (chosen == nullptr || *chosen == '\0') chosen = "g++";
+  std::vector<std::string> words = absl::StrSplit(chosen, ' ', absl::SkipWhitespace());
+  if (words.empty()) words = {"g++"};
+  if (absl::StatusOr<std::string> path = FindProgram(words[0]); path.ok()) words[0] = *path;
+  return words;
+}
+
+// Diagnostics in plain ASCII English, whatever the server's locale.
+std::vector<std::string> CompilerEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view kv(*e);
+    if (absl::StartsWith(kv, "LC_") || absl::StartsWith(kv, "LANG=") ||
+        absl::StartsWith(kv, "LANGUAGE=") || absl::StartsWith(kv, "GCC_COLORS=")) {
+      continue;
+    }
+    env.emplace_back(kv);
+  }
+  env.push_back("LC_ALL=C");
+  return env;
+}
+
+bool IsTranslationUnit(const std::string& path) {
+  for (const char* ext : {".cc", ".cpp", ".cxx", ".c"}) {
+    if (absl::EndsWith(path, ext)) return true;
+  }
+  return false;
+}
+
+class HostCxxToolchain final : public Toolchain {
+ public:
+  HostCxxToolchain(std::string include_dir, double timeout_s)
+      : command_(CompilerCommand()), include_dir_(std::move(include_dir)), timeout_s_(timeout_s) {}
+
+  std::string Name() const override {
+    return std::filesystem::path(command_[0]).filename().string();
+  }
+
+  std::string Version() const override {
+    std::call_once(version_once_, [this] { version_ = QueryVersion(); });
+    return version_;
+  }
+
+  bool Handles(const std::string& language) const override { return language == "cpp"; }
+
+  std::vector<std::string> Flags() const override {
+    std::vector<std::string> flags(command_.begin() + 1, command_.end());
+    for (const char* flag :
+         {"-O3", "-march=native", "-shared", "-fPIC", "-std=c++17", "-fvisibility=default"}) {
+      flags.emplace_back(flag);
+    }
+    flags.push_back("-I" + include_dir_);
+    return flags;
+  }
+
+  absl::StatusOr<CompileOutput> Compile(const v1::Solution& solution, const std::string& work_dir,
+                                        const std::string& output_path,
+                                        const std::atomic<bool>* cancel) override;
+
+ private:
+  std::string QueryVersion() const {
+    ProcessOptions opts;
+    opts.argv = {command_[0], "--version"};
+    opts.env = CompilerEnvironment();
+    opts.merge_stderr = false;
+    opts.timeout_s = 30;
+    absl::StatusOr<ProcessResult> r = RunProcess(opts);
+    if (!r.ok()) return absl::StrCat("unknown (", r.status().message(), ")");
+    if (r->exit_code != 0) return absl::StrCat("unknown (", r->Describe(), ")");
+    std::string first_line = r->output.substr(0, r->output.find('\n'));
+    return first_line.empty() ? "unknown" : first_line;
+  }
+
+  std::vector<std::string> command_;  // the program (resolved in PATH) and its own words
+  std::string include_dir_;
+  double timeout_s_;
+  mutable std::once_flag version_once_;
+  mutable std::string version_;
+};
+
+absl::StatusOr<CompileOutput> HostCxxToolchain::Compile(const v1::Solution& solution,
+                                                        const std::string& work_dir,
+                                                        const std::string& output_path,
+                                                        const std::atomic<bool>* cancel) {
+  const std::string& language = solution.spec().language();
+  if (!Handles(language)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.language: '", language, "' is not handled by ", Name()));
+  }
+  const std::string src_dir = work_dir + "/src";
+  if (absl::Status s = WriteSources(solution, src_dir); !s.ok()) return s;
+  std::vector<std::string> units;
+  for (const v1::SourceFile& source : solution.sources()) {
+    if (IsTranslationUnit(source.path())) units.push_back(source.path());
+  }
+  std::sort(units.begin(), units.end());
+  CompileOutput out;
+  if (units.empty()) {
+    out.log = "no C++ translation unit among the sources (expected .cc, .cpp, .cxx or .c files)\n";
+    return out;
+  }
+
+  ProcessOptions opts;
+  opts.argv = {command_[0]};
+  for (std::string& flag : Flags()) opts.argv.push_back(std::move(flag));
+  for (const char* flag : {"-fdiagnostics-color=never", "-o"}) opts.argv.emplace_back(flag);
+  opts.argv.push_back(std::filesystem::absolute(output_path).string());
+  opts.argv.insert(opts.argv.end(), units.begin(), units.end());
+  opts.env = CompilerEnvironment();
+  opts.cwd = src_dir;  // diagnostics then name "main.cc:12:5", as the author wrote the paths
+  opts.timeout_s = timeout_s_;
+  opts.max_cpu_seconds = static_cast<int64_t>(std::ceil(timeout_s_)) + 1;
+  opts.max_file_bytes = kMaxOutputFileBytes;
+  opts.max_captured_bytes = kMaxLogBytes;
+  absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
+  if (!run.ok()) return run.status();
+  if (run->cancelled) return absl::CancelledError("compilation cancelled");
+
+  out.log = std::move(run->output);
+  out.seconds = run->wall_s;
+  if (run->timed_out || run->term_signal != 0) {
+    out.deterministic = false;
+    absl::StrAppend(&out.log, "[kiln] compiler ", run->Describe(), "\n");
+    return out;
+  }
+  out.ok = run->exit_code == 0;
+  if (out.ok) out.library_path = output_path;
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir) {
+  return MakeHostCxxToolchain(include_dir, kDefaultTimeoutS);
+}
+
+std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir, double timeout_s) {
+  return std::make_unique<HostCxxToolchain>(include_dir, timeout_s);
+}
+
+}  // namespace kiln

@@ -1,0 +1,134 @@
+#include "harness/verify/comparator.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "harness/model/dtype.h"
+
+namespace kiln {
+namespace {
+
+// flashinfer-bench's relative error: |x - y| / (|y| + 1e-8).
+constexpr double kRelEpsilon = 1e-8;
+
+struct Tally {
+  Comparison c;
+  int64_t unmatched_non_finite_ref = 0;  // reference NaN/Inf the candidate did not reproduce
+};
+
+bool SameNonFinite(double got, double expected) {
+  if (std::isnan(expected)) return std::isnan(got);
+  return got == expected;  // +-inf
+}
+
+void Visit(Tally& t, int64_t i, double got, double expected, const Tolerances& tol) {
+  Comparison& c = t.c;
+  if (!std::isfinite(expected)) {
+    if (!SameNonFinite(got, expected)) {
+      ++c.mismatched;
+      ++t.unmatched_non_finite_ref;
+    }
+    return;
+  }
+  if (!std::isfinite(got)) {
+    ++c.mismatched;
+    ++c.non_finite;
+    return;
+  }
+  const double abs_err = std::fabs(got - expected);
+  const double rel_err = abs_err / (std::fabs(expected) + kRelEpsilon);
+  if (abs_err > tol.atol && rel_err > tol.rtol) ++c.mismatched;
+  if (rel_err > c.max_rel_error) c.max_rel_error = rel_err;
+  if (abs_err > c.max_abs_error || c.worst_index < 0) {
+    c.max_abs_error = abs_err;
+    c.worst_index = i;
+    c.worst_got = got;
+    c.worst_expected = expected;
+  }
+}
+
+// One loop per storage type so the per-element load is inlined rather than dispatched.
+template <typename Load>
+void VisitAll(Tally& t, int64_t numel, const Tolerances& tol, Load load) {
+  for (int64_t i = 0; i < numel; ++i) Visit(t, i, load(0, i), load(1, i), tol);
+}
+
+template <typename T>
+T Read(const void* base, int64_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(base) + i * static_cast<int64_t>(sizeof(T)), sizeof v);
+  return v;
+}
+
+void VisitTyped(Tally& t, v1::DType dtype, const void* got, const void* expected, int64_t numel,
+                const Tolerances& tol) {
+  const void* bufs[2] = {got, expected};
+  switch (dtype) {
+    case v1::DTYPE_FLOAT32:
+      return VisitAll(t, numel, tol, [&](int b, int64_t i) { return Read<float>(bufs[b], i); });
+    case v1::DTYPE_FLOAT64:
+      return VisitAll(t, numel, tol, [&](int b, int64_t i) { return Read<double>(bufs[b], i); });
+    case v1::DTYPE_BFLOAT16:
+      return VisitAll(t, numel, tol, [&](int b, int64_t i) {
+        return Bf16ToFloat(Read<uint16_t>(bufs[b], i));
+      });
+    case v1::DTYPE_FLOAT16:
+      return VisitAll(t, numel, tol, [&](int b, int64_t i) {
+        return F16ToFloat(Read<uint16_t>(bufs[b], i));
+      });
+    default:
+      return VisitAll(t, numel, tol,
+                      [&](int b, int64_t i) { return LoadAsDouble(dtype, bufs[b], i); });
+  }
+}
+
+std::string Summarize(const Tally& t, const Tolerances& tol) {
+  const Comparison& c = t.c;
+  std::string s = absl::StrFormat("%s: %d/%d elements off (atol %g, rtol %g, need %g%% matched)",
+                                  c.passed ? "PASS" : "FAIL", c.mismatched, c.elements, tol.atol,
+                                  tol.rtol, tol.required_matched_ratio * 100);
+  if (c.non_finite > 0) {
+    absl::StrAppendFormat(&s, ", %d NaN/Inf where the reference is finite", c.non_finite);
+  }
+  if (t.unmatched_non_finite_ref > 0) {
+    absl::StrAppendFormat(&s, ", %d NaN/Inf of the reference not reproduced",
+                          t.unmatched_non_finite_ref);
+  }
+  if (c.worst_index >= 0) {
+    absl::StrAppendFormat(&s, ", max abs %.3g at [%d] (got %.6g, expected %.6g), max rel %.3g",
+                          c.max_abs_error, c.worst_index, c.worst_got, c.worst_expected,
+                          c.max_rel_error);
+  }
+  return s;
+}
+
+}  // namespace
+
+Tolerances TolerancesFor(const v1::Definition& def) {
+  Tolerances tol;
+  if (def.has_tolerance()) {
+    tol.atol = def.tolerance().atol();
+    tol.rtol = def.tolerance().rtol();
+    tol.required_matched_ratio = def.tolerance().required_matched_ratio();
+  }
+  return tol;
+}
+
+Comparison CompareTensors(v1::DType dtype, const void* got, const void* expected, int64_t numel,
+                          const Tolerances& tol) {
+  Tally t;
+  t.c.elements = numel < 0 ? 0 : numel;
+  VisitTyped(t, dtype, got, expected, t.c.elements, tol);
+  Comparison& c = t.c;
+  const int64_t matched = c.elements - c.mismatched;
+  // matched / elements >= required, computed as flashinfer-bench does.
+  const bool ratio_ok =
+      c.elements == 0 ||
+      static_cast<double>(matched) / static_cast<double>(c.elements) >= tol.required_matched_ratio;
+  c.passed = ratio_ok && c.non_finite == 0 && t.unmatched_non_finite_ref == 0;
+  c.summary = Summarize(t, tol);
+  return c;
+}
+
+}  // namespace kiln

@@ -1,0 +1,24 @@
+#include "harness/worker/open_device.h"
+
+#include "absl/strings/str_cat.h"
+#include "harness/backend/host/host_device.h"
+
+namespace kiln {
+
+absl::StatusOr<std::unique_ptr<Device>> OpenDevice(const std::string& backend, int device_index) {
+  if (backend.empty() || backend == "host") {
+    if (device_index != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request.device_index: the host backend has only device 0, not ", device_index));
+    }
+    return std::unique_ptr<Device>(new HostDevice());
+  }
+  if (backend == "cuda" || backend == "level_zero") {
+    return absl::UnimplementedError(
+        absl::StrCat("request.backend: '", backend, "' is not built into this kiln-worker"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("request.backend: unknown backend '", backend,
+                                                 "' (expected host, cuda or level_zero)"));
+}
+
+}  // namespace kiln

@@ -1,0 +1,226 @@
+#include "harness/worker/tensor_set.h"
+
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "harness/common/files.h"
+#include "harness/model/dtype.h"
+#include "harness/model/validate.h"
+#include "harness/verify/input_generator.h"
+#include "harness/verify/integrity.h"
+#include "harness/worker/failure.h"
+#include "harness/worker/worker_client.h"
+
+namespace kiln {
+namespace {
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
+  return strides;
+}
+
+// Output names become file names; keep them to one path component.
+absl::Status CheckFileName(const std::string& name, const std::string& where) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".name: '", name, "' cannot be used as a file name"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TensorSet>> TensorSet::Create(const v1::Definition& def,
+                                                             const v1::Workload& workload,
+                                                             Device& device) {
+  std::unique_ptr<TensorSet> set(new TensorSet(device));
+  for (int i = 0; i < def.inputs_size(); ++i) {
+    const v1::TensorSpec& spec = def.inputs(i);
+    const v1::WorkloadInput* input = nullptr;
+    for (const v1::WorkloadInput& candidate : workload.inputs()) {
+      if (candidate.name() == spec.name()) input = &candidate;
+    }
+    if (input == nullptr && !(spec.has_optional() && spec.optional())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.inputs: missing input '", spec.name(), "'"));
+    }
+    absl::Status s =
+        set->AddSlot(def, workload, spec, input, absl::StrCat("definition.inputs[", i, "]"));
+    if (!s.ok()) return s;
+  }
+  set->num_inputs_ = set->slots_.size();
+  for (int o = 0; o < def.outputs_size(); ++o) {
+    std::string where = absl::StrCat("definition.outputs[", o, "]");
+    absl::Status s = CheckFileName(def.outputs(o).name(), where);
+    if (s.ok()) s = set->AddSlot(def, workload, def.outputs(o), nullptr, where);
+    if (!s.ok()) return s;
+  }
+  set->RebuildArgs();
+  absl::Status s = set->RenewOutputs();
+  if (!s.ok()) return s;
+  return set;
+}
+
+absl::Status TensorSet::AddSlot(const v1::Definition& def, const v1::Workload& workload,
+                                const v1::TensorSpec& spec, const v1::WorkloadInput* input,
+                                const std::string& where) {
+  auto slot = std::make_unique<Slot>();
+  slot->spec = spec;
+  slot->input = input;
+  absl::StatusOr<std::vector<int64_t>> shape = ResolveShape(def, spec, workload);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " ('", spec.name(), "'): ", shape.status().message()));
+  }
+  slot->shape = *std::move(shape);
+  slot->strides = RowMajorStrides(slot->shape);
+  slot->bytes = DTypeStorageBytes(spec.dtype(), NumElements(slot->shape));
+  absl::Status s = AllocateSlot(*slot);
+  if (!s.ok())
+    return absl::Status(s.code(), absl::StrCat(where, " ('", spec.name(), "'): ", s.message()));
+  slots_.push_back(std::move(slot));
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::AllocateSlot(Slot& slot) {
+  if (slot.spec.scalar()) {
+    slot.host = true;
+    slot.host_scalar.assign(static_cast<size_t>((slot.bytes + 7) / 8 + 1), 0);
+    return absl::OkStatus();
+  }
+  slot.host = device_.HostAccessible();
+  // Outputs get their memory from RenewOutputs; absent optional inputs get none.
+  if (slot.input != nullptr) {
+    absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device_, slot.bytes);
+    if (!buffer.ok()) return buffer.status();
+    slot.device_buffer = *std::move(buffer);
+  }
+  return absl::OkStatus();
+}
+
+void* TensorSet::Data(const Slot& slot) const {
+  if (slot.spec.scalar()) return const_cast<uint64_t*>(slot.host_scalar.data());
+  return slot.device_buffer.data();
+}
+
+void TensorSet::RebuildArgs() {
+  args_.resize(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& slot = *slots_[i];
+    kiln_tensor& t = args_[i];
+    bool absent = i < num_inputs_ && slot.input == nullptr;
+    t.data = absent ? nullptr : Data(slot);
+    t.dtype = ToAbiDType(slot.spec.dtype());
+    t.ndim = static_cast<int32_t>(slot.shape.size());
+    t.shape = slot.shape.empty() ? nullptr : slot.shape.data();
+    t.strides = slot.strides.empty() ? nullptr : slot.strides.data();
+  }
+}
+
+absl::Status TensorSet::GenerateInputs(uint64_t seed, const std::string& blob_root) {
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    Slot& slot = *slots_[i];
+    if (slot.input == nullptr) continue;
+    void* dst = Data(slot);
+    if (!slot.host) {
+      staging_.resize(static_cast<size_t>(slot.bytes));
+      dst = staging_.data();
+    }
+    absl::Status s = GenerateInput(slot.spec, *slot.input, slot.shape, seed, static_cast<int>(i),
+                                   blob_root, dst);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("input '", slot.spec.name(), "': ", s.message()));
+    }
+    if (!slot.host) {
+      s = device_.CopyToDevice(Data(slot), staging_.data(), slot.bytes);
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::Poison(Slot& slot) {
+  if (slot.host) {
+    PoisonHost(slot.spec.dtype(), Data(slot), static_cast<size_t>(slot.bytes));
+    return absl::OkStatus();
+  }
+  return device_.Fill(Data(slot), PoisonByte(slot.spec.dtype()), slot.bytes);
+}
+
+absl::Status TensorSet::RenewOutputs() {
+  for (size_t i = num_inputs_; i < slots_.size(); ++i) {
+    Slot& slot = *slots_[i];
+    if (!slot.spec.scalar()) {
+      // The new buffer is allocated before the old one is released, so consecutive calls never
+      // see the same output address.
+      absl::StatusOr<DeviceBuffer> fresh = DeviceBuffer::Allocate(device_, slot.bytes);
+      if (!fresh.ok()) return fresh.status();
+      slot.device_buffer = *std::move(fresh);
+    }
+    absl::Status s = Poison(slot);
+    if (!s.ok()) return s;
+  }
+  RebuildArgs();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const void*> TensorSet::HostView(const Slot& slot) {
+  if (slot.host) return static_cast<const void*>(Data(slot));
+  staging_.resize(static_cast<size_t>(slot.bytes));
+  absl::Status s = device_.CopyToHost(staging_.data(), Data(slot), slot.bytes);
+  if (!s.ok()) return s;
+  return static_cast<const void*>(staging_.data());
+}
+
+absl::StatusOr<std::vector<uint64_t>> TensorSet::InputChecksums() {
+  std::vector<uint64_t> sums(num_inputs_, 0);
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    const Slot& slot = *slots_[i];
+    if (slot.input == nullptr) continue;
+    absl::StatusOr<const void*> view = HostView(slot);
+    if (!view.ok()) return view.status();
+    sums[i] = Checksum64(*view, static_cast<size_t>(slot.bytes));
+  }
+  return sums;
+}
+
+absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before) {
+  absl::StatusOr<std::vector<uint64_t>> after = InputChecksums();
+  if (!after.ok()) return after.status();
+  for (size_t i = 0; i < num_inputs_ && i < before.size(); ++i) {
+    if ((*after)[i] != before[i]) {
+      return Rejected(absl::StrCat("input mutation: input '", slots_[i]->spec.name(),
+                                   "' was modified by the call"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record) {
+  record->set_trial(trial);
+  record->clear_outputs();
+  for (size_t i = num_inputs_; i < slots_.size(); ++i) {
+    const Slot& slot = *slots_[i];
+    absl::StatusOr<const void*> view = HostView(slot);
+    if (!view.ok()) return view.status();
+    std::string path = WorkerOutputPath(dir, trial, slot.spec.name());
+    absl::Status s = WriteFile(
+        path, std::string_view(static_cast<const char*>(*view), static_cast<size_t>(slot.bytes)));
+    if (!s.ok()) return s;
+    v1::OutputTensor* out = record->add_outputs();
+    out->set_name(slot.spec.name());
+    out->set_dtype(slot.spec.dtype());
+    for (int64_t d : slot.shape) out->add_shape(d);
+    out->set_path(path);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

@@ -1,0 +1,79 @@
+// The arguments of one solution call: the definition's inputs, then its outputs, at the
+// workload's shapes, in device memory (scalars always in host memory, as the ABI says), exposed
+// as the kiln_tensor array a kiln_entry takes. Outputs are replaced by freshly allocated,
+// poisoned memory before every call, so an output the solution does not write stays poison.
+#ifndef KILN_HARNESS_WORKER_TENSOR_SET_H_
+#define KILN_HARNESS_WORKER_TENSOR_SET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "harness/backend/device.h"
+#include "kiln/abi.h"
+#include "kiln/v1/types.pb.h"
+#include "kiln/v1/worker.pb.h"
+
+namespace kiln {
+
+class TensorSet {
+ public:
+  // Resolves every shape and allocates the inputs (contents undefined until GenerateInputs) and
+  // the outputs (poisoned). `device` must outlive the set. Errors name the offending tensor.
+  static absl::StatusOr<std::unique_ptr<TensorSet>> Create(const v1::Definition& def,
+                                                           const v1::Workload& workload,
+                                                           Device& device);
+  TensorSet(const TensorSet&) = delete;
+  TensorSet& operator=(const TensorSet&) = delete;
+
+  // Fills input i (definition order) with GenerateInput(seed, input index i).
+  absl::Status GenerateInputs(uint64_t seed, const std::string& blob_root);
+  // Replaces every output with newly allocated memory filled with the poison of its dtype.
+  absl::Status RenewOutputs();
+  // Checksum64 of each input, definition order.
+  absl::StatusOr<std::vector<uint64_t>> InputChecksums();
+  // REJECTED "input mutation: input 'x' was modified by the call" when an input's checksum
+  // differs from `before`.
+  absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before);
+  // Writes output o to <dir>/t<trial>_<name>.bin (raw bytes, row-major) and records it.
+  absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record);
+
+  const kiln_tensor* args() const { return args_.data(); }
+  int32_t nargs() const { return static_cast<int32_t>(args_.size()); }
+
+ private:
+  struct Slot {
+    v1::TensorSpec spec;
+    const v1::WorkloadInput* input = nullptr;  // inputs only; null for an absent optional input
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;  // elements, row-major
+    int64_t bytes = 0;
+    bool host = false;                  // data lives in host memory
+    DeviceBuffer device_buffer;         // non-scalar tensors
+    std::vector<uint64_t> host_scalar;  // scalars (8-byte aligned)
+  };
+
+  explicit TensorSet(Device& device) : device_(device) {}
+  absl::Status AddSlot(const v1::Definition& def, const v1::Workload& workload,
+                       const v1::TensorSpec& spec, const v1::WorkloadInput* input,
+                       const std::string& where);
+  absl::Status AllocateSlot(Slot& slot);
+  absl::Status Poison(Slot& slot);
+  // The slot's bytes readable from the host (copied into staging_ for device memory).
+  absl::StatusOr<const void*> HostView(const Slot& slot);
+  void* Data(const Slot& slot) const;
+  void RebuildArgs();
+
+  Device& device_;
+  size_t num_inputs_ = 0;
+  std::vector<std::unique_ptr<Slot>> slots_;  // inputs, then outputs; stable addresses
+  std::vector<kiln_tensor> args_;
+  std::vector<uint8_t> staging_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_WORKER_TENSOR_SET_H_

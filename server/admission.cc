@@ -1,0 +1,125 @@
+#include "server/admission.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace kiln {
+
+namespace {
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+absl::StatusOr<std::string> DefinitionName(const v1::EvaluateRequest& request) {
+  const std::string& named = request.definition();
+  const std::string& solution_def = request.solution().definition();
+  if (named.empty() && solution_def.empty()) {
+    return absl::InvalidArgumentError("definition: required");
+  }
+  if (!named.empty() && !solution_def.empty() && named != solution_def) {
+    return absl::InvalidArgumentError(absl::StrCat("solution.definition: '", solution_def,
+                                                   "' does not match definition '", named, "'"));
+  }
+  return named.empty() ? solution_def : named;
+}
+
+absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name) {
+  auto def = archive.GetDefinition(name);
+  if (absl::IsNotFound(def.status())) {
+    return absl::NotFoundError(absl::StrCat("definition '", name, "' is not registered on this node"));
+  }
+  return def;
+}
+
+absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& solution,
+                           const NodeBackend& backend) {
+  const v1::Solution& reference = def.native_reference();
+  if (!def.has_native_reference() || reference.sources().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "definition '", def.name(),
+        "' has no native_reference, and this node has no Python reference runner"));
+  }
+  const std::string& language = solution.spec().language();
+  if (!Contains(backend.languages, language)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "solution.spec.language: '", language, "' does not run on backend '", backend.name,
+        "' (it runs ", absl::StrJoin(backend.languages, ", "), ")"));
+  }
+  if (!Contains(backend.languages, reference.spec().language())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("definition '", def.name(), "': native_reference language '",
+                     reference.spec().language(), "' does not run on backend '", backend.name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::Workload>> RunWorkloads(const v1::EvaluateRequest& request,
+                                                       const v1::Definition& def,
+                                                       Archive& archive, const Limits& limits) {
+  if (request.workloads_size() > limits.max_workloads) {
+    return absl::InvalidArgumentError(absl::StrCat("workloads: ", request.workloads_size(),
+                                                   " given, at most ", limits.max_workloads));
+  }
+  std::vector<v1::Workload> workloads(request.workloads().begin(), request.workloads().end());
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    absl::Status valid =
+        ValidateWorkload(def, workloads[i], limits, absl::StrCat("workloads[", i, "]"));
+    if (!valid.ok()) return valid;
+  }
+  if (!workloads.empty()) return workloads;
+  auto registered = archive.GetWorkloads(def.name());
+  if (!registered.ok()) return registered.status();
+  if (registered->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("definition '", def.name(), "' has no workloads; pass some"));
+  }
+  return registered;
+}
+
+}  // namespace
+
+const std::vector<std::string>& TimingModeNames() {
+  static const std::vector<std::string> kModes = {"official", "kernelbench", "robust"};
+  return kModes;
+}
+
+absl::Status ValidateMode(const std::string& mode) {
+  if (Contains(TimingModeNames(), mode)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("mode: '", mode, "' is not one of ",
+                                                 absl::StrJoin(TimingModeNames(), ", ")));
+}
+
+absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
+                                         const AdmissionPolicy& policy) {
+  AdmittedRun run;
+  auto name = DefinitionName(request);
+  if (!name.ok()) return name.status();
+  auto def = RegisteredDefinition(archive, *name);
+  if (!def.ok()) return def.status();
+  run.definition = *std::move(def);
+
+  if (absl::Status s = ValidateSolution(run.definition, request.solution(), policy.limits);
+      !s.ok()) {
+    return s;
+  }
+  auto workloads = RunWorkloads(request, run.definition, archive, policy.limits);
+  if (!workloads.ok()) return workloads.status();
+  run.workloads = *std::move(workloads);
+
+  run.mode = request.mode().empty() ? policy.default_mode : request.mode();
+  if (absl::Status s = ValidateMode(run.mode); !s.ok()) return s;
+  auto backend = SelectBackend(*policy.backends, request.backend());
+  if (!backend.ok()) return backend.status();
+  run.backend = *backend;
+  if (absl::Status s = CheckRunnable(run.definition, request.solution(), *run.backend); !s.ok()) {
+    return s;
+  }
+  run.solution = request.solution();
+  if (run.solution.definition().empty()) run.solution.set_definition(run.definition.name());
+  return run;
+}
+
+}  // namespace kiln

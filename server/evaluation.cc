@@ -1,0 +1,308 @@
+#include "server/evaluation.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "harness/common/files.h"
+#include "harness/common/sha256.h"
+#include "harness/model/json_interop.h"
+#include "server/deadline_flag.h"
+#include "server/log_line.h"
+#include "server/workload_evaluation.h"
+
+namespace kiln {
+
+namespace {
+
+// What makes two solutions the same program (names and prose excluded).
+std::string SolutionContentHash(const v1::Solution& s) {
+  Sha256 hash;
+  hash.AddPart(s.spec().language());
+  hash.AddPart(s.spec().entry_point());
+  hash.AddPart(s.spec().has_destination_passing_style() && !s.spec().destination_passing_style()
+                   ? "value-returning"
+                   : "destination-passing");
+  for (const std::string& dep : s.spec().dependencies()) hash.AddPart(dep);
+  for (const v1::SourceFile& f : s.sources()) {
+    hash.AddPart(f.path());
+    hash.AddPart(f.content());
+  }
+  return hash.HexDigest();
+}
+
+// The compiler's first error line (file:line kept), else its first line.
+std::string CompileErrorSummary(const std::string& log) {
+  std::string first;
+  for (absl::string_view line : absl::StrSplit(log, '\n', absl::SkipWhitespace())) {
+    if (first.empty()) first = std::string(line);
+    if (absl::StrContains(line, "error")) return std::string(line.substr(0, 500));
+  }
+  return first.empty() ? "compilation failed" : first.substr(0, 500);
+}
+
+std::string Iso8601(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
+}
+
+double SecondsSince(absl::Time t) { return absl::ToDoubleSeconds(absl::Now() - t); }
+
+}  // namespace
+
+Evaluation::Evaluation(const NodeContext& node, std::string run_id, AdmittedRun admitted,
+                       std::shared_ptr<std::atomic<bool>> cancel, EventSink* sink,
+                       absl::Time admitted_at)
+    : node_(node),
+      admitted_(std::move(admitted)),
+      cancel_(std::move(cancel)),
+      sink_(sink),
+      admitted_at_(admitted_at),
+      traces_(admitted_.workloads.size()) {
+  run_.set_run_id(std::move(run_id));
+}
+
+absl::Status Evaluation::Create() {
+  const v1::Solution& s = admitted_.solution;
+  run_.set_definition(admitted_.definition.name());
+  run_.set_solution_name(s.name());
+  run_.set_solution_hash(SolutionContentHash(s));
+  run_.set_author(s.author());
+  run_.set_state(v1::RUN_QUEUED);
+  run_.set_mode(admitted_.mode);
+  run_.set_backend(admitted_.backend->name);
+  run_.set_created_unix_ms(absl::ToUnixMillis(admitted_at_));
+  *run_.mutable_solution() = s;
+  run_.set_principal("local");
+  if (absl::Status created = node_.archive->CreateRun(run_); !created.ok()) return created;
+  run_.clear_solution();  // archived; the sources are not needed again
+  LogLine(node_.quiet,
+          absl::StrFormat("run %s admitted: definition=%s solution=%s author=%s workloads=%d "
+                          "mode=%s backend=%s",
+                          run_id(), run_.definition(), s.name(), s.author(), traces_.size(),
+                          run_.mode(), run_.backend()));
+  SendProgress(v1::RUN_QUEUED, 0, "queued", nullptr);
+  return absl::OkStatus();
+}
+
+void Evaluation::Compile() {
+  if (cancelled()) {
+    FailRemaining(v1::CANCELLED, "cancelled before compiling", "");
+    return;
+  }
+  const absl::Time started = absl::Now();
+  run_.set_queued_s(absl::ToDoubleSeconds(started - admitted_at_));
+  EnterState(v1::RUN_COMPILING, 0, "compiling");
+  candidate_ = CompileCandidate();
+  if (candidate_.has_value() && CompileReference()) needs_device_ = true;
+  run_.set_compile_s(SecondsSince(started));
+}
+
+std::optional<CompileOutput> Evaluation::CompileCandidate() {
+  DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
+  auto out = node_.compiler->Compile(admitted_.solution, admitted_.backend->compile_target,
+                                     deadline.flag());
+  if (cancelled()) {
+    FailRemaining(v1::CANCELLED, "cancelled while compiling", "");
+    return std::nullopt;
+  }
+  CompileOutput result;
+  if (out.ok()) {
+    result = *std::move(out);
+  } else {
+    result.log = std::string(out.status().message());
+  }
+  std::string reason = CompileErrorSummary(result.log);
+  if (deadline.expired()) {
+    result.ok = false;
+    reason = absl::StrFormat("compile timed out after %.0f s", node_.compile_timeout_s);
+    absl::StrAppend(&result.log, result.log.empty() ? "" : "\n", reason);
+  }
+  run_.set_compile_log(result.log);
+  run_.set_compile_cache_hit(result.cache_hit);
+  // The archive keeps the log as the run's compiler_log artifact.
+  Archived(node_.archive->RecordCompile(run_id(), result.log, result.cache_hit, result.seconds),
+           "RecordCompile");
+  if (!result.ok) {
+    FailRemaining(v1::COMPILE_ERROR, reason, result.log);
+    return std::nullopt;
+  }
+  return result;
+}
+
+bool Evaluation::CompileReference() {
+  DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
+  auto out = node_.compiler->Compile(admitted_.definition.native_reference(),
+                                     admitted_.backend->compile_target, deadline.flag());
+  if (cancelled()) {
+    FailRemaining(v1::CANCELLED, "cancelled while compiling", "");
+    return false;
+  }
+  if (out.ok() && out->ok && !deadline.expired()) {
+    reference_ = *std::move(out);
+    return true;
+  }
+  std::string log = out.ok() ? out->log : std::string(out.status().message());
+  if (deadline.expired()) absl::StrAppend(&log, "\ncompile timed out");
+  FailRemaining(v1::RUNTIME_ERROR,
+                absl::StrCat("native reference failed to compile: ", CompileErrorSummary(log)),
+                absl::StrCat("native reference failed to compile:\n", log));
+  return false;
+}
+
+void Evaluation::RunOnDevice(int device_index) {
+  device_index_ = device_index;
+  const int n = static_cast<int>(traces_.size());
+  for (int i = 0; i < n; ++i) {
+    if (traces_[i].has_value()) continue;
+    if (cancelled()) break;
+    current_workload_ = i;
+    WorkloadJob job;
+    job.definition = &admitted_.definition;
+    job.workload = &admitted_.workloads[i];
+    job.index = i;
+    job.run_id = run_id();
+    job.mode = admitted_.mode;
+    job.backend = admitted_.backend;
+    job.device_index = device_index;
+    job.candidate = &*candidate_;
+    job.reference = &*reference_;
+    job.job_dir = absl::StrCat(node_.jobs_dir, "/", run_id(), "/w", i);
+    WorkloadResult result = EvaluateWorkload(
+        node_, job, [this](v1::RunState s) { OnWorkerStage(s); }, cancel_.get());
+    if (!result.worker_log.empty()) {
+      Archived(node_.archive
+                   ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i), result.worker_log)
+                   .status(),
+               "PutArtifact");
+    }
+    // Outputs can be large; what matters is in the archive now.
+    (void)RemoveTree(job.job_dir);
+    RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
+  }
+  if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
+  (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
+}
+
+void Evaluation::OnWorkerStage(v1::RunState stage) {
+  clock_.Enter(stage);
+  if (stage == v1::RUN_STATE_UNSPECIFIED) return;
+  EnterState(stage, current_workload_,
+             absl::StrCat(WorkloadLabel(current_workload_),
+                          stage == v1::RUN_TIMING ? ": timing" : ": verifying"));
+}
+
+void Evaluation::EnterState(v1::RunState state, int workload_index, const std::string& message) {
+  if (state == state_) return;
+  state_ = state;
+  Archived(node_.archive->UpdateRunState(run_id(), state), "UpdateRunState");
+  SendProgress(state, workload_index, message, nullptr);
+}
+
+void Evaluation::SendProgress(v1::RunState stage, int workload_index, const std::string& message,
+                              const v1::Trace* trace) {
+  v1::EvaluateEvent event;
+  v1::Progress* p = event.mutable_progress();
+  p->set_run_id(run_id());
+  p->set_stage(stage);
+  p->set_workload_index(workload_index);
+  p->set_workload_count(static_cast<int32_t>(traces_.size()));
+  p->set_message(message);
+  if (trace != nullptr) *p->mutable_trace() = *trace;
+  sink_->Send(event);
+}
+
+void Evaluation::Archived(const absl::Status& status, const char* what) const {
+  if (status.ok()) return;
+  LogLine(node_.quiet, absl::StrCat("run ", run_id(), ": archive ", what, " failed: ",
+                                    status.ToString()));
+}
+
+std::string Evaluation::WorkloadLabel(int index) const {
+  return absl::StrCat("workload ", index + 1, "/", traces_.size());
+}
+
+void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDetail detail) {
+  v1::Trace trace;
+  trace.set_definition(admitted_.definition.name());
+  *trace.mutable_workload() = admitted_.workloads[index];
+  trace.set_solution(admitted_.solution.name());
+  v1::Environment* env = evaluation.mutable_environment();
+  const auto& devices = admitted_.backend->devices;
+  env->set_hardware(device_index_ < static_cast<int>(devices.size()) ? devices[device_index_]
+                                                                     : "");
+  env->mutable_libs()->insert(node_.libs.begin(), node_.libs.end());
+  evaluation.set_timestamp(Iso8601(absl::Now()));
+  *trace.mutable_evaluation() = std::move(evaluation);
+  detail.set_workload_index(index);
+  *trace.mutable_kiln() = std::move(detail);
+  Archived(node_.archive->PutTrace(run_id(), index, trace), "PutTrace");
+  traces_[index] = trace;
+  SendProgress(state_, index,
+               absl::StrCat(WorkloadLabel(index), ": ", std::string(StatusName(trace.evaluation().status()))),
+               &trace);
+}
+
+void Evaluation::FailRemaining(v1::EvaluationStatus status, const std::string& reason,
+                               const std::string& log) {
+  for (size_t i = 0; i < traces_.size(); ++i) {
+    if (traces_[i].has_value()) continue;
+    v1::Evaluation evaluation;
+    evaluation.set_status(status);
+    evaluation.set_log(log);
+    v1::TraceDetail detail;
+    detail.set_reason(reason);
+    RecordTrace(static_cast<int>(i), std::move(evaluation), std::move(detail));
+  }
+}
+
+void Evaluation::DecideVerdict() {
+  run_.set_status(v1::PASSED);
+  run_.clear_reason();
+  bool any_cancelled = false;
+  for (const auto& trace : traces_) {
+    const v1::EvaluationStatus status = trace->evaluation().status();
+    any_cancelled |= status == v1::CANCELLED;
+    if (status == v1::PASSED || run_.status() != v1::PASSED) continue;
+    run_.set_status(status);
+    run_.set_reason(trace->kiln().reason());
+  }
+  if (cancelled() && any_cancelled) {
+    run_.set_status(v1::CANCELLED);
+    run_.set_reason("cancelled by the client");
+  }
+}
+
+void Evaluation::Finish() {
+  clock_.Enter(v1::RUN_STATE_UNSPECIFIED);
+  FailRemaining(v1::RUNTIME_ERROR, "not evaluated", "");  // defensive: every workload has a trace
+  DecideVerdict();
+  run_.set_state(v1::RUN_DONE);
+  run_.set_verify_s(clock_.verify_s());
+  run_.set_timing_s(clock_.timing_s());
+  run_.set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
+  Archived(node_.archive->FinishRun(run_), "FinishRun");
+  LogLine(node_.quiet, absl::StrFormat("run %s finished: %s%s%s (%.1f s)", run_id(),
+                                       std::string(StatusName(run_.status())), run_.reason().empty() ? "" : ": ",
+                                       run_.reason(), SecondsSince(admitted_at_)));
+  sink_->Close(FinalEvent());
+  sink_ = nullptr;
+}
+
+v1::EvaluateEvent Evaluation::FinalEvent() {
+  v1::EvaluateEvent event;
+  auto archived = node_.archive->GetRun(run_id(), /*include_sources=*/false);
+  if (archived.ok()) {
+    *event.mutable_run() = *std::move(archived);
+    return event;
+  }
+  // The archive could not be read back: the client still gets the verdict it was promised.
+  v1::Run* run = event.mutable_run();
+  *run = run_;
+  for (const auto& trace : traces_) *run->add_traces() = *trace;
+  return event;
+}
+
+}  // namespace kiln

@@ -1,0 +1,87 @@
+// One run's pipeline: created (archived QUEUED) at admission, compiled on the compile pool,
+// evaluated workload by workload on a device slot, finished with an overall verdict. Every state
+// change is committed to the archive before the client hears of it.
+//
+// The stages are called in order, each from one thread at a time (the scheduler hands the run
+// from the compile pool to the device slot): Create, Compile, [RunOnDevice], Finish. Only the
+// cancel flag is touched concurrently (by the Evaluate call).
+#ifndef KILN_SERVER_EVALUATION_H_
+#define KILN_SERVER_EVALUATION_H_
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "harness/compile/toolchain.h"
+#include "kiln/v1/harness.pb.h"
+#include "server/admission.h"
+#include "server/event_sink.h"
+#include "server/node_context.h"
+#include "server/stage_clock.h"
+
+namespace kiln {
+
+class Evaluation {
+ public:
+  // `sink` receives every event of the run and is released by Finish.
+  Evaluation(const NodeContext& node, std::string run_id, AdmittedRun admitted,
+             std::shared_ptr<std::atomic<bool>> cancel, EventSink* sink, absl::Time admitted_at);
+  Evaluation(const Evaluation&) = delete;
+  Evaluation& operator=(const Evaluation&) = delete;
+
+  // Archives the run (QUEUED) and sends the first event. On error nothing was archived and the
+  // sink was not used: the caller still owns the call.
+  absl::Status Create();
+  // Compiles the candidate and the native reference. Failures become traces.
+  void Compile();
+  // True after a successful Compile: the workloads still have to run.
+  bool NeedsDevice() const { return needs_device_; }
+  // Evaluates every workload on device `device_index` of the run's backend.
+  void RunOnDevice(int device_index);
+  // The overall verdict, FinishRun and the final event. Always the last call.
+  void Finish();
+
+  const std::string& run_id() const { return run_.run_id(); }
+  const std::string& backend() const { return admitted_.backend->name; }
+  bool cancelled() const { return cancel_->load(); }
+
+ private:
+  std::optional<CompileOutput> CompileCandidate();
+  bool CompileReference();
+  void OnWorkerStage(v1::RunState stage);
+  void EnterState(v1::RunState state, int workload_index, const std::string& message);
+  void SendProgress(v1::RunState stage, int workload_index, const std::string& message,
+                    const v1::Trace* trace);
+  void RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDetail detail);
+  // A trace with `status` for every workload that has none yet.
+  void FailRemaining(v1::EvaluationStatus status, const std::string& reason,
+                     const std::string& log);
+  void DecideVerdict();
+  v1::EvaluateEvent FinalEvent();
+  std::string WorkloadLabel(int index) const;
+  // Logs a failed archive write; the run goes on (the client still gets its verdict).
+  void Archived(const absl::Status& status, const char* what) const;
+
+  const NodeContext& node_;
+  AdmittedRun admitted_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  EventSink* sink_;
+  absl::Time admitted_at_;
+  v1::Run run_;  // what is archived: identity, state, verdict, stage seconds
+  v1::RunState state_ = v1::RUN_QUEUED;
+  std::vector<std::optional<v1::Trace>> traces_;
+  std::optional<CompileOutput> candidate_;
+  std::optional<CompileOutput> reference_;
+  bool needs_device_ = false;
+  int device_index_ = 0;
+  int current_workload_ = 0;
+  StageClock clock_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_EVALUATION_H_

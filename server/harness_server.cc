@@ -1,0 +1,279 @@
+#include "server/harness_server.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "harness/archive/archive.h"
+#include "harness/common/files.h"
+#include "harness/compile/compiler.h"
+#include "harness/compile/toolchain.h"
+#include "harness/definitions/builtins.h"
+#include "server/admission.h"
+#include "server/backend.h"
+#include "server/log_line.h"
+#include "server/node_context.h"
+#include "server/reference_timing_cache.h"
+#include "server/scheduler.h"
+#include "server/service.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr int kMaxReceiveBytes = 64 << 20;
+constexpr int kSecretBytes = 32;
+constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
+
+bool HasAbiHeader(const std::string& dir) {
+  return ::access(absl::StrCat(dir, "/kiln/abi.h").c_str(), R_OK) == 0;
+}
+
+absl::StatusOr<std::string> FindIncludeDir(const std::string& configured) {
+  if (!configured.empty()) {
+    if (HasAbiHeader(configured)) return configured;
+    return absl::FailedPreconditionError(
+        absl::StrCat("include dir ", configured, " has no kiln/abi.h"));
+  }
+  const std::string candidates[] = {absl::StrCat(ExecutableDir(), "/../include"),
+                                    absl::StrCat(KILN_SOURCE_DIR, "/harness/include")};
+  for (const std::string& dir : candidates) {
+    if (HasAbiHeader(dir)) return dir;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "kiln/abi.h not found in ", candidates[0], " or ", candidates[1], "; set include_dir"));
+}
+
+absl::StatusOr<std::string> FindWorker(const std::string& configured) {
+  const std::string path =
+      configured.empty() ? absl::StrCat(ExecutableDir(), "/kiln-worker") : configured;
+  if (::access(path.c_str(), X_OK) == 0) return path;
+  return absl::FailedPreconditionError(
+      absl::StrCat("kiln-worker not found at ", path, " (or not executable)"));
+}
+
+absl::StatusOr<std::string> RandomHex(int bytes) {
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::InternalError("cannot open /dev/urandom");
+  std::string raw(static_cast<size_t>(bytes), '\0');
+  ssize_t n = ::read(fd, raw.data(), raw.size());
+  ::close(fd);
+  if (n != bytes) return absl::InternalError("short read from /dev/urandom");
+  return absl::BytesToHexString(raw);
+}
+
+// The secret mixed into every input seed: made once per node and kept in the archive.
+absl::StatusOr<std::string> ServerSecret(Archive& archive) {
+  auto stored = archive.GetSetting("server_secret");
+  if (!stored.ok()) return stored.status();
+  if (stored->has_value()) return **stored;
+  auto secret = RandomHex(kSecretBytes);
+  if (!secret.ok()) return secret.status();
+  if (absl::Status s = archive.PutSetting("server_secret", *secret); !s.ok()) return s;
+  return secret;
+}
+
+absl::StatusOr<std::set<std::string>> RegisterBuiltins(Archive& archive) {
+  auto builtins = LoadBuiltinDefinitions();
+  if (!builtins.ok()) return builtins.status();
+  std::set<std::string> names;
+  for (const BuiltinDefinition& b : *builtins) {
+    if (absl::Status s = archive.PutDefinition(b.definition, b.workloads, /*builtin=*/true);
+        !s.ok()) {
+      return s;
+    }
+    names.insert(b.definition.name());
+  }
+  return names;
+}
+
+absl::Status ValidateOptions(const HarnessOptions& o) {
+  if (o.data_dir.empty()) return absl::InvalidArgumentError("data dir: required");
+  if (o.listen.empty()) return absl::InvalidArgumentError("listen: required (HOST:PORT)");
+  if (o.listen.rfind(':') == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("listen: '", o.listen, "' is not HOST:PORT"));
+  }
+  if (absl::Status s = ValidateMode(o.default_mode); !s.ok()) return s;
+  if (o.compile_threads < 1) return absl::InvalidArgumentError("compile threads: must be >= 1");
+  if (o.max_queue < 1) return absl::InvalidArgumentError("max queue: must be >= 1");
+  if (!(o.worker_timeout_s > 0)) return absl::InvalidArgumentError("worker timeout: must be > 0");
+  if (!(o.compile_timeout_s > 0)) {
+    return absl::InvalidArgumentError("compile timeout: must be > 0");
+  }
+  return absl::OkStatus();
+}
+
+class HarnessServerImpl final : public HarnessServer {
+ public:
+  explicit HarnessServerImpl(const HarnessOptions& options) : options_(options) {}
+  ~HarnessServerImpl() override { Drain(); }
+
+  absl::Status Open();
+  absl::Status Listen();
+
+  std::string address() const override { return address_; }
+  void Drain() override;
+  void Wait() override { stopped_.WaitForNotification(); }
+
+ private:
+  absl::Status PrepareDataDir();
+  absl::Status OpenArchive();
+
+  HarnessOptions options_;
+  std::vector<NodeBackend> backends_;
+  std::unique_ptr<Archive> archive_;
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<ReferenceTimingCache> reference_timings_;
+  std::set<std::string> builtin_names_;
+  NodeContext node_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<HarnessService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::mutex drain_mu_;
+  bool drained_ = false;  // guarded by drain_mu_
+  absl::Notification stopped_;
+};
+
+absl::Status HarnessServerImpl::PrepareDataDir() {
+  const std::string& dir = options_.data_dir;
+  if (absl::Status s = MakeDirs(dir); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("data dir ", dir, ": ", s.message()));
+  }
+  if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("data dir ", dir, ": not writable"));
+  }
+  node_.jobs_dir = absl::StrCat(dir, "/jobs");
+  node_.blob_root = absl::StrCat(dir, "/blobs");
+  // Job folders left by a previous process belong to runs now marked INTERRUPTED.
+  if (absl::Status s = RemoveTree(node_.jobs_dir); !s.ok()) return s;
+  if (absl::Status s = MakeDirs(node_.jobs_dir, 0700); !s.ok()) return s;
+  return MakeDirs(node_.blob_root);
+}
+
+absl::Status HarnessServerImpl::OpenArchive() {
+  auto archive = Archive::Open(options_.data_dir);
+  if (!archive.ok()) {
+    return absl::Status(archive.status().code(), absl::StrCat("archive in ", options_.data_dir,
+                                                              ": ", archive.status().message()));
+  }
+  archive_ = *std::move(archive);
+  auto interrupted = archive_->MarkInterrupted();
+  if (!interrupted.ok()) return interrupted.status();
+  if (*interrupted > 0) {
+    LogLine(options_.quiet, absl::StrCat(*interrupted, " run(s) of a previous process marked "
+                                                       "INTERRUPTED"));
+  }
+  auto names = RegisterBuiltins(*archive_);
+  if (!names.ok()) return names.status();
+  builtin_names_ = *std::move(names);
+  auto secret = ServerSecret(*archive_);
+  if (!secret.ok()) return secret.status();
+  node_.server_secret = *std::move(secret);
+  return absl::OkStatus();
+}
+
+absl::Status HarnessServerImpl::Open() {
+  if (absl::Status s = ValidateOptions(options_); !s.ok()) return s;
+  auto backends = ResolveNodeBackends(options_.backend);
+  if (!backends.ok()) return backends.status();
+  backends_ = *std::move(backends);
+  auto include_dir = FindIncludeDir(options_.include_dir);
+  if (!include_dir.ok()) return include_dir.status();
+  auto worker = FindWorker(options_.worker_path);
+  if (!worker.ok()) return worker.status();
+  if (absl::Status s = PrepareDataDir(); !s.ok()) return s;
+  if (absl::Status s = OpenArchive(); !s.ok()) return s;
+
+  std::vector<std::unique_ptr<Toolchain>> toolchains;
+  toolchains.push_back(MakeHostCxxToolchain(*include_dir));
+  compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
+                                         std::move(toolchains));
+  reference_timings_ = std::make_unique<ReferenceTimingCache>(archive_.get());
+  node_.archive = archive_.get();
+  node_.compiler = compiler_.get();
+  node_.reference_timings = reference_timings_.get();
+  node_.worker_path = *std::move(worker);
+  node_.worker_timeout_s = options_.worker_timeout_s;
+  node_.compile_timeout_s = options_.compile_timeout_s;
+  node_.quiet = options_.quiet;
+  node_.libs["kiln"] = KILN_VERSION;
+  for (const auto& [name, version] : compiler_->Toolchains()) node_.libs[name] = version;
+
+  scheduler_ = std::make_unique<Scheduler>(options_.compile_threads, options_.max_queue, backends_);
+  ServiceContext context;
+  context.node = &node_;
+  context.scheduler = scheduler_.get();
+  context.admission.limits.max_source_bytes = options_.max_source_bytes;
+  context.admission.limits.max_workload_bytes = options_.max_workload_bytes;
+  context.admission.default_mode = options_.default_mode;
+  context.admission.backends = &backends_;
+  context.facts = NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(),
+                            options_.default_mode};
+  context.builtin_definitions = builtin_names_;
+  service_ = std::make_unique<HarnessService>(std::move(context));
+  return absl::OkStatus();
+}
+
+absl::Status HarnessServerImpl::Listen() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port);
+  // Without this, a second server could bind a port already in use (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port == 0) {
+    server_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
+  }
+  address_ = absl::StrCat(options_.listen.substr(0, options_.listen.rfind(':')), ":", port);
+  LogLine(options_.quiet, absl::StrCat("serving on ", address_, " (backend ", backends_[0].name,
+                                       ", mode ", options_.default_mode, ", data dir ",
+                                       options_.data_dir, ")"));
+  return absl::OkStatus();
+}
+
+void HarnessServerImpl::Drain() {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  if (drained_) return;
+  drained_ = true;
+  if (scheduler_ != nullptr) scheduler_->StopAdmitting();
+  if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
+  if (scheduler_ != nullptr) scheduler_->WaitUntilIdle();
+  // Every run has sent its verdict; the grace period lets the last events reach their clients.
+  if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
+  if (scheduler_ != nullptr) scheduler_->Stop();
+  if (server_ != nullptr) LogLine(options_.quiet, "drained and stopped");
+  stopped_.Notify();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HarnessServer>> HarnessServer::Start(const HarnessOptions& options) {
+  // Workers and compilers are children talking over pipes: a child that dies mid-write must not
+  // take the harness with it.
+  ::signal(SIGPIPE, SIG_IGN);
+  auto server = std::make_unique<HarnessServerImpl>(options);
+  if (absl::Status s = server->Open(); !s.ok()) return s;
+  if (absl::Status s = server->Listen(); !s.ok()) return s;
+  return std::unique_ptr<HarnessServer>(std::move(server));
+}
+
+}  // namespace kiln

@@ -1,0 +1,38 @@
+// What a kiln-harness node reports about itself (GetNodeInfo) and the facts it is built from.
+#ifndef KILN_SERVER_NODE_INFO_H_
+#define KILN_SERVER_NODE_INFO_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/v1/harness.pb.h"
+#include "server/backend.h"
+
+namespace kiln {
+
+// The CPU model ("model name" in /proc/cpuinfo), or "unknown CPU". The host backend's device.
+std::string CpuModelName();
+
+// The fixed part of a node's description.
+struct NodeFacts {
+  std::string version;
+  std::vector<NodeBackend> backends;  // the first is the default
+  std::vector<std::pair<std::string, std::string>> toolchains;  // name, version
+  std::string default_mode;
+};
+
+// The moving part, sampled when asked.
+struct NodeLoad {
+  int queue_depth = 0;
+  int running = 0;
+  std::vector<std::vector<bool>> busy;  // [backend][device], same order as NodeFacts::backends
+  int64_t runs_archived = 0;
+};
+
+v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load);
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_NODE_INFO_H_

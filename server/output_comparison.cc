@@ -1,0 +1,172 @@
+#include "server/output_comparison.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/model/dtype.h"
+#include "harness/model/validate.h"
+#include "harness/verify/comparator.h"
+
+namespace kiln {
+
+namespace {
+
+// Errors: PERMISSION_DENIED for a file outside `dir`, a link or a non-regular file;
+// OUT_OF_RANGE for a size other than `expected_bytes`; anything else for an unreadable file.
+absl::StatusOr<std::string> ReadOutputFile(const std::string& claimed, const std::string& dir,
+                                           int64_t expected_bytes) {
+  const std::string path = absl::StartsWith(claimed, "/") ? claimed : absl::StrCat(dir, "/", claimed);
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no such file: ", claimed));
+  }
+  if (!absl::StartsWith(resolved, absl::StrCat(dir, "/"))) {
+    return absl::PermissionDeniedError(absl::StrCat("'", claimed, "' is outside the job folder"));
+  }
+  int fd = ::open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open ", claimed));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    ::close(fd);
+    return absl::PermissionDeniedError(absl::StrCat("'", claimed, "' is not a plain file"));
+  }
+  if (st.st_size != expected_bytes) {
+    ::close(fd);
+    return absl::OutOfRangeError(
+        absl::StrCat(st.st_size, " bytes, expected ", expected_bytes));
+  }
+  std::string content(static_cast<size_t>(expected_bytes), '\0');
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = ::pread(fd, content.data() + off, content.size() - off, static_cast<off_t>(off));
+    if (n <= 0) {
+      ::close(fd);
+      return absl::DataLossError(absl::StrCat("short read of ", claimed));
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return content;
+}
+
+const v1::OutputTensor* FindOutput(const v1::WorkerResult& result, int trial,
+                                   const std::string& name) {
+  for (const v1::TrialOutputs& t : result.trials()) {
+    if (t.trial() != trial) continue;
+    for (const v1::OutputTensor& o : t.outputs()) {
+      if (o.name() == name) return &o;
+    }
+  }
+  return nullptr;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+// Sets the verdict's failure once: the first failure is the one reported.
+void Fail(OutputVerdict& v, v1::EvaluationStatus status, const std::string& where,
+          const std::string& what) {
+  if (v.status != v1::PASSED) return;
+  v.status = status;
+  v.reason = absl::StrCat(where, ": ", what);
+}
+
+void FailReference(OutputVerdict& v, const std::string& where, const std::string& what) {
+  if (v.status != v1::PASSED) return;
+  v.reference_failed = true;
+  v.status = v1::RUNTIME_ERROR;
+  v.reason = absl::StrCat("reference failed: ", where, ": ", what);
+}
+
+v1::EvaluationStatus StatusForReadError(const absl::Status& s) {
+  if (absl::IsOutOfRange(s)) return v1::INCORRECT_SHAPE;
+  if (absl::IsPermissionDenied(s)) return v1::REJECTED;
+  return v1::RUNTIME_ERROR;
+}
+
+// Compares one output of one trial; returns false when the comparison cannot go on.
+bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v1::TensorSpec& spec,
+                int trial, const WorkerOutputs& reference, const WorkerOutputs& candidate,
+                const Tolerances& tol, OutputVerdict& v) {
+  const std::string where = absl::StrCat("output '", spec.name(), "' trial ", trial);
+  auto shape = ResolveShape(def, spec, workload);
+  if (!shape.ok()) {
+    Fail(v, v1::RUNTIME_ERROR, where, std::string(shape.status().message()));
+    return false;
+  }
+  const int64_t numel = NumElements(*shape);
+  const int64_t bytes = DTypeStorageBytes(spec.dtype(), numel);
+  const v1::OutputTensor* ref = FindOutput(*reference.result, trial, spec.name());
+  if (ref == nullptr) {
+    FailReference(v, where, "not written");
+    return false;
+  }
+  const v1::OutputTensor* got = FindOutput(*candidate.result, trial, spec.name());
+  if (got == nullptr) {
+    Fail(v, v1::RUNTIME_ERROR, where, "not written by the candidate's worker");
+    return false;
+  }
+  if (got->dtype() != spec.dtype()) {
+    Fail(v, v1::INCORRECT_DTYPE, where,
+         absl::StrCat("dtype ", std::string(DTypeName(got->dtype())), ", expected ", std::string(DTypeName(spec.dtype()))));
+    return false;
+  }
+  std::vector<int64_t> got_shape(got->shape().begin(), got->shape().end());
+  if (got_shape != *shape) {
+    Fail(v, v1::INCORRECT_SHAPE, where,
+         absl::StrCat("shape ", ShapeText(got_shape), ", expected ", ShapeText(*shape)));
+    return false;
+  }
+  auto expected = ReadOutputFile(ref->path(), reference.dir, bytes);
+  if (!expected.ok()) {
+    FailReference(v, where, std::string(expected.status().message()));
+    return false;
+  }
+  auto actual = ReadOutputFile(got->path(), candidate.dir, bytes);
+  if (!actual.ok()) {
+    Fail(v, StatusForReadError(actual.status()), where, std::string(actual.status().message()));
+    return false;
+  }
+  Comparison cmp = CompareTensors(spec.dtype(), actual->data(), expected->data(), numel, tol);
+  v.compared = true;
+  v.checked += cmp.elements;
+  v.mismatched += cmp.mismatched;
+  if (cmp.max_abs_error > v.max_abs_error || v.worst_output.empty()) {
+    v.worst_output = spec.name();
+  }
+  v.max_abs_error = std::max(v.max_abs_error, cmp.max_abs_error);
+  v.max_rel_error = std::max(v.max_rel_error, cmp.max_rel_error);
+  if (!cmp.passed) Fail(v, v1::INCORRECT_NUMERICAL, where, cmp.summary);
+  return true;
+}
+
+}  // namespace
+
+OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& workload, int trials,
+                             const WorkerOutputs& reference, const WorkerOutputs& candidate) {
+  OutputVerdict verdict;
+  const Tolerances tol = TolerancesFor(def);
+  // Every trial and output is compared even after a numerical failure, so the error figures
+  // cover the whole workload; a missing or malformed output stops the comparison.
+  for (int trial = 0; trial < trials; ++trial) {
+    for (const v1::TensorSpec& spec : def.outputs()) {
+      if (!CompareOne(def, workload, spec, trial, reference, candidate, tol, verdict)) {
+        return verdict;
+      }
+    }
+  }
+  return verdict;
+}
+
+}  // namespace kiln

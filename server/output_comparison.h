@@ -1,0 +1,41 @@
+// The harness's own correctness judgement of one workload: it reads the output files both
+// workers wrote for every trial and compares them with the definition's tolerances. Nothing the
+// candidate's worker claims is trusted: shapes and sizes come from the definition, and an output
+// file must be a plain, singly linked file inside the candidate's own job folder.
+#ifndef KILN_SERVER_OUTPUT_COMPARISON_H_
+#define KILN_SERVER_OUTPUT_COMPARISON_H_
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/v1/types.pb.h"
+#include "kiln/v1/worker.pb.h"
+
+namespace kiln {
+
+struct OutputVerdict {
+  // PASSED, INCORRECT_SHAPE, INCORRECT_DTYPE, INCORRECT_NUMERICAL, RUNTIME_ERROR or REJECTED.
+  v1::EvaluationStatus status = v1::PASSED;
+  std::string reason;             // names the output and the trial
+  bool reference_failed = false;  // the reference's outputs were unusable (status RUNTIME_ERROR)
+  bool compared = false;          // at least one output pair was compared
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t mismatched = 0;
+  int64_t checked = 0;
+  std::string worst_output;  // the output with the largest absolute error
+};
+
+// A worker's outputs and the folder they must lie in (canonical: resolved before the worker ran,
+// so that a worker cannot redirect it). Relative output paths are taken against that folder.
+struct WorkerOutputs {
+  const v1::WorkerResult* result = nullptr;
+  std::string dir;
+};
+
+OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& workload, int trials,
+                             const WorkerOutputs& reference, const WorkerOutputs& candidate);
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_OUTPUT_COMPARISON_H_

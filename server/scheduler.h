@@ -1,0 +1,73 @@
+// The node's work queues. Admitted runs wait for the compile pool (so the next candidate
+// compiles while the current one is timed), then for a device slot of their backend: one slot
+// per device, each running strictly one run at a time. The queue is bounded: a node holds at most
+// `max_queue` admitted, unfinished runs.
+#ifndef KILN_SERVER_SCHEDULER_H_
+#define KILN_SERVER_SCHEDULER_H_
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/backend.h"
+#include "server/evaluation.h"
+#include "server/node_info.h"
+
+namespace kiln {
+
+class Scheduler {
+ public:
+  // Starts `compile_threads` compile threads and one thread per device of each backend.
+  Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends);
+  // Stop().
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Reserves room for one run. UNAVAILABLE "draining" once StopAdmitting was called;
+  // RESOURCE_EXHAUSTED when max_queue runs are admitted and unfinished.
+  absl::Status Reserve();
+  // Returns a reservation whose run was never created.
+  void Release();
+  // Queues a created run; it holds a reservation, returned when the run has finished.
+  void Submit(std::shared_ptr<Evaluation> run);
+
+  // Every later Reserve fails with UNAVAILABLE "draining".
+  void StopAdmitting();
+  bool admitting() const;
+  // Blocks until every reserved run has finished.
+  void WaitUntilIdle();
+  // StopAdmitting, WaitUntilIdle, then joins the threads. Idempotent.
+  void Stop();
+
+  // Queue depth, runs compiling or on a device, busy devices (runs_archived is left 0).
+  NodeLoad Load() const;
+
+ private:
+  void CompileLoop();
+  void DeviceLoop(size_t backend, int device);
+  void Done();  // a run has finished: give back its reservation
+
+  const int max_queue_;
+  std::vector<std::string> backend_names_;
+  mutable std::mutex mu_;
+  std::condition_variable work_;  // a queue changed, or stopping_
+  std::condition_variable idle_;  // reserved_ went down
+  std::deque<std::shared_ptr<Evaluation>> compile_queue_;          // guarded by mu_
+  std::vector<std::deque<std::shared_ptr<Evaluation>>> device_queues_;  // per backend; mu_
+  std::vector<std::vector<bool>> busy_;  // [backend][device]; guarded by mu_
+  int reserved_ = 0;   // admitted, unfinished; guarded by mu_
+  int compiling_ = 0;  // guarded by mu_
+  bool admitting_ = true;   // guarded by mu_
+  bool stopping_ = false;   // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_SCHEDULER_H_

@@ -1,0 +1,68 @@
+// kiln.v1.Harness over the gRPC callback API. Admission, the archive and the scheduler do the
+// work; this file turns requests into their calls and their absl::Status into grpc::Status (the
+// only place that conversion happens).
+#ifndef KILN_SERVER_SERVICE_H_
+#define KILN_SERVER_SERVICE_H_
+
+#include <set>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "kiln/v1/harness.grpc.pb.h"
+#include "server/admission.h"
+#include "server/node_context.h"
+#include "server/node_info.h"
+#include "server/scheduler.h"
+
+namespace kiln {
+
+struct ServiceContext {
+  const NodeContext* node = nullptr;  // archive, compiler, settings
+  Scheduler* scheduler = nullptr;
+  AdmissionPolicy admission;
+  NodeFacts facts;
+  std::set<std::string> builtin_definitions;  // PutDefinition refuses to replace these
+};
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+class HarnessService final : public v1::Harness::CallbackService {
+ public:
+  explicit HarnessService(ServiceContext context) : context_(std::move(context)) {}
+
+  grpc::ServerWriteReactor<v1::EvaluateEvent>* Evaluate(
+      grpc::CallbackServerContext* ctx, const v1::EvaluateRequest* request) override;
+  grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx,
+                                   const v1::GetRunRequest* request, v1::Run* response) override;
+  grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
+                                     const v1::ListRunsRequest* request,
+                                     v1::ListRunsResponse* response) override;
+  grpc::ServerUnaryReactor* GetArtifact(grpc::CallbackServerContext* ctx,
+                                        const v1::GetArtifactRequest* request,
+                                        v1::Artifact* response) override;
+  grpc::ServerUnaryReactor* ListDefinitions(grpc::CallbackServerContext* ctx,
+                                            const v1::ListDefinitionsRequest* request,
+                                            v1::ListDefinitionsResponse* response) override;
+  grpc::ServerUnaryReactor* PutDefinition(grpc::CallbackServerContext* ctx,
+                                          const v1::PutDefinitionRequest* request,
+                                          v1::PutDefinitionResponse* response) override;
+  grpc::ServerUnaryReactor* GetNodeInfo(grpc::CallbackServerContext* ctx,
+                                        const v1::GetNodeInfoRequest* request,
+                                        v1::NodeInfo* response) override;
+
+ private:
+  absl::Status DoGetRun(const v1::GetRunRequest& request, v1::Run* response);
+  absl::Status DoListRuns(const v1::ListRunsRequest& request, v1::ListRunsResponse* response);
+  absl::Status DoGetArtifact(const v1::GetArtifactRequest& request, v1::Artifact* response);
+  absl::Status DoPutDefinition(const v1::PutDefinitionRequest& request,
+                               v1::PutDefinitionResponse* response);
+  absl::Status DoGetNodeInfo(v1::NodeInfo* response);
+
+  ServiceContext context_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_SERVICE_H_

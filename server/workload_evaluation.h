@@ -1,0 +1,52 @@
+// One workload of a run, on a device slot: the reference worker (timed unless its timing is
+// cached), the candidate worker, then the harness's comparison of their outputs. Produces the
+// workload's evaluation (status, log, correctness, performance) and kiln's detail.
+#ifndef KILN_SERVER_WORKLOAD_EVALUATION_H_
+#define KILN_SERVER_WORKLOAD_EVALUATION_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "harness/compile/toolchain.h"
+#include "kiln/v1/types.pb.h"
+#include "kiln/v1/worker.pb.h"
+#include "server/backend.h"
+#include "server/node_context.h"
+
+namespace kiln {
+
+struct WorkloadJob {
+  const v1::Definition* definition = nullptr;
+  const v1::Workload* workload = nullptr;
+  int index = 0;
+  std::string run_id;
+  std::string mode;
+  const NodeBackend* backend = nullptr;
+  int device_index = 0;
+  const CompileOutput* candidate = nullptr;  // compiled, ok
+  const CompileOutput* reference = nullptr;  // compiled, ok
+  std::string job_dir;  // this workload's folder; removed by the caller afterwards
+};
+
+struct WorkloadResult {
+  v1::Evaluation evaluation;  // status, log, correctness, performance
+  v1::TraceDetail detail;
+  std::string worker_log;  // the candidate worker's output (tail), for the archive
+};
+
+// Called on the device slot's thread with RUN_VERIFYING / RUN_TIMING as the workers report their
+// stages, and with RUN_STATE_UNSPECIFIED when a worker has ended.
+using StageFn = std::function<void(v1::RunState)>;
+
+// Number of trials (fresh inputs each) verified and timed per workload: the mode's (3 for
+// official, 1 for kernelbench and robust), as the worker runs them.
+int TrialsFor(const std::string& mode, const v1::TimingConfig& config);
+
+// Never fails: every way a workload can end is a status with a reason.
+WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
+                                const StageFn& on_stage, const std::atomic<bool>* cancel);
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_WORKLOAD_EVALUATION_H_

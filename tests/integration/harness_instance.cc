@@ -1,0 +1,115 @@
+#include "tests/integration/harness_instance.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+namespace kiln::testing {
+
+std::string KilnBinary() { return std::string(KILN_BINARY_DIR) + "/bin/kiln"; }
+std::string HarnessBinary() { return std::string(KILN_BINARY_DIR) + "/bin/kiln-harness"; }
+std::string DataPath(const std::string& rel) {
+  return std::string(KILN_SOURCE_DIR) + "/tests/integration/data/" + rel;
+}
+
+Completed Kiln(const std::vector<std::string>& args, double timeout_s) {
+  std::vector<std::string> argv{KilnBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv, timeout_s);
+}
+
+HarnessInstance::HarnessInstance(std::string data_dir) : data_dir_(std::move(data_dir)) {
+  child_.emplace(Child::Start({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir",
+                               data_dir_, "--quiet", "--worker-timeout-s",
+                               std::to_string(kWorkerTimeoutS)},
+                              logs_ / "stdout", logs_ / "stderr"));
+  static const std::regex kListening("kiln-harness listening on (\\S+)");
+  double deadline = NowSeconds() + 60;
+  while (address_.empty()) {
+    std::smatch m;
+    std::string out = child_->ReadOut();
+    if (std::regex_search(out, m, kListening)) {
+      address_ = m[1];
+      break;
+    }
+    if (!child_->running() || NowSeconds() > deadline) {
+      FAIL("kiln-harness did not come up:\n" << log());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+HarnessInstance::~HarnessInstance() {
+  if (child_ && child_->running()) Terminate(30);
+}
+
+Completed HarnessInstance::Kiln(const std::vector<std::string>& args, double timeout_s) const {
+  std::vector<std::string> all{"--server", address_};
+  all.insert(all.end(), args.begin(), args.end());
+  return testing::Kiln(all, timeout_s);
+}
+
+Completed HarnessInstance::Terminate(double timeout_s) {
+  child_->Signal(SIGTERM);
+  // Wait() measures from the start of the process; allow `timeout_s` from now.
+  double deadline = NowSeconds() + timeout_s;
+  while (child_->running() && NowSeconds() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return child_->Wait(0);
+}
+
+Completed HarnessInstance::Kill() {
+  child_->Signal(SIGKILL);
+  return child_->Wait(1e9);
+}
+
+std::string HarnessInstance::log() const {
+  return "--- kiln-harness stdout ---\n" + child_->ReadOut() + "\n--- kiln-harness stderr ---\n" +
+         child_->ReadErr();
+}
+
+namespace {
+
+struct Shared {
+  ScratchDir dir;
+  HarnessInstance harness{dir / "data"};
+};
+
+}  // namespace
+
+HarnessInstance& SharedHarness() {
+  // Destroyed when the binary exits, which stops the harness and removes its data.
+  static std::unique_ptr<Shared> shared;
+  if (!shared) {
+    shared = std::make_unique<Shared>();
+    Completed added =
+        shared->harness.Kiln({"defs", "add", DataPath("scale_add_f32.json"), "--workloads",
+                              DataPath("scale_add_f32.jsonl")});
+    INFO(added.Describe());
+    REQUIRE(added.exit_code == 0);
+  }
+  return shared->harness;
+}
+
+std::string AdmittedRunId(const std::string& err) {
+  static const std::regex kAdmitted("kiln: run (\\S+) admitted");
+  std::smatch m;
+  return std::regex_search(err, m, kAdmitted) ? std::string(m[1]) : "";
+}
+
+int CountRuns(const HarnessInstance& harness) {
+  Completed listed = harness.Kiln({"runs", "list", "--json", "--limit", "1000"});
+  INFO(listed.Describe());
+  REQUIRE(listed.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(listed.out);
+  return json.contains("runs") ? static_cast<int>(json["runs"].size()) : 0;
+}
+
+}  // namespace kiln::testing

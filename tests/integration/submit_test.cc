@@ -1,0 +1,150 @@
+// kiln submit against a real kiln-harness: one solution per verdict.
+#include <regex>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/harness_instance.h"
+
+using namespace kiln::testing;
+using nlohmann::json;
+
+namespace {
+
+// kiln submit --definition scale_add_f32 --solution data/solutions/<name> --mode kernelbench,
+// on the one-workload file unless `all_workloads`.
+Completed Submit(const std::string& solution, std::vector<std::string> extra = {},
+                 bool all_workloads = false) {
+  std::vector<std::string> args{"submit",
+                                "--definition",
+                                "scale_add_f32",
+                                "--solution",
+                                DataPath("solutions/" + solution),
+                                "--mode",
+                                "kernelbench"};
+  if (!all_workloads) {
+    args.insert(args.end(), {"--workloads", DataPath("scale_add_f32_single.jsonl")});
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return SharedHarness().Kiln(args);
+}
+
+json ParseJson(const Completed& r) {
+  INFO(r.Describe());
+  json j = json::parse(r.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a correct solution file passes in official mode with latency and speedup") {
+  HarnessInstance& harness = SharedHarness();
+  Completed r = harness.Kiln({"submit", "--definition", DataPath("scale_add_f32.json"),
+                              "--workloads", DataPath("scale_add_f32.jsonl"), "--solution",
+                              DataPath("solutions/correct.json"), "--mode", "official", "--json"});
+  INFO(r.Describe());
+  REQUIRE(r.exit_code == 0);
+  json j = ParseJson(r);
+  CHECK(j["status"] == "PASSED");
+  CHECK_FALSE(j["run_id"].get<std::string>().empty());
+  REQUIRE(j["traces"].size() == 3);
+  for (const json& t : j["traces"]) {
+    CHECK(t["definition"] == "scale_add_f32");
+    CHECK(t["solution"] == "scale_add_correct_file");
+    CHECK(t["evaluation"]["status"] == "PASSED");
+    CHECK(t["evaluation"]["performance"]["latency_ms"].get<double>() > 0);
+    CHECK(t["evaluation"]["performance"]["reference_latency_ms"].get<double>() > 0);
+    CHECK(t["evaluation"]["performance"]["speedup_factor"].get<double>() > 0);
+  }
+  // Progress went to stderr, one line per finished workload.
+  CHECK(Contains(r.err, "workload 3/3 PASSED"));
+}
+
+TEST_CASE("a correct solution folder passes and the table shows every workload") {
+  Completed r = Submit("correct", {}, /*all_workloads=*/true);
+  INFO(r.Describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(Contains(r.out, "latency ms"));
+  CHECK(Contains(r.out, "speedup"));
+  for (const char* uuid : {"5ca1eadd", "n=1000", "n=4096", "n=65536"}) CHECK(Contains(r.out, uuid));
+  std::regex summary("run \\S+: PASSED \\(3/3 workloads\\), mean speedup [0-9.]+x, mode kernelbench");
+  CHECK(std::regex_search(r.out, summary));
+  CHECK(Contains(r.err, "workload 1/3 PASSED"));
+  CHECK_FALSE(AdmittedRunId(r.err).empty());
+}
+
+TEST_CASE("a wrong solution is INCORRECT_NUMERICAL with its errors shown") {
+  Completed r = Submit("wrong");
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(Contains(r.out, "INCORRECT_NUMERICAL"));
+  CHECK(Contains(r.out, "1.00e+00"));  // max abs err column: off by exactly one
+
+  Completed j = Submit("wrong", {"--json"});
+  CHECK(j.exit_code == 1);
+  json doc = ParseJson(j);
+  CHECK(doc["status"] == "INCORRECT_NUMERICAL");
+  REQUIRE(doc["traces"].size() == 1);
+  const json& correctness = doc["traces"][0]["evaluation"]["correctness"];
+  CHECK(correctness["max_absolute_error"].get<double>() == Approx(1.0).margin(1e-3));
+}
+
+TEST_CASE("a syntax error is COMPILE_ERROR quoting the file and line") {
+  Completed r = Submit("syntax_error");
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(Contains(r.out, "COMPILE_ERROR"));
+  CHECK(std::regex_search(r.out, std::regex("kernel\\.cc:[0-9]+")));
+}
+
+TEST_CASE("a crashing solution is RUNTIME_ERROR and the harness keeps serving") {
+  Completed crash = Submit("segfault");
+  INFO(crash.Describe());
+  CHECK(crash.exit_code == 1);
+  CHECK(Contains(crash.out, "RUNTIME_ERROR"));
+  CHECK(Contains(crash.out + crash.err, "SIGSEGV"));
+
+  Completed next = Submit("correct");
+  INFO(next.Describe());
+  CHECK(next.exit_code == 0);
+  CHECK(Contains(next.out, "PASSED"));
+}
+
+TEST_CASE("an endless loop is TIMEOUT after the worker limit") {
+  Completed r = Submit("endless_loop");
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(Contains(r.out, "TIMEOUT"));
+  // Generous: the limit is 5 s per worker; compile and reference timing come on top.
+  CHECK(r.wall_s < kWorkerTimeoutS + 60);
+}
+
+TEST_CASE("a solution that writes its input does not pass") {
+  Completed r = Submit("mutates_input", {"--json"});
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  json j = ParseJson(r);
+  CHECK(j["status"] != "PASSED");
+  CHECK(j["status"] != "COMPILE_ERROR");
+}
+
+TEST_CASE("a solution that never writes its output does not pass") {
+  Completed r = Submit("output_not_written");
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(Contains(r.out, ": PASSED"));
+  CHECK(std::regex_search(r.out, std::regex("INCORRECT_NUMERICAL|REJECTED")));
+}
+
+TEST_CASE("an entry point that is not exported is reported by name") {
+  Completed r = Submit("not_exported");
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(std::regex_search(r.out, std::regex("COMPILE_ERROR|RUNTIME_ERROR")));
+  CHECK(std::regex_search(r.out, std::regex("scale_add\\b")));  // not scale_add_f32
+}

@@ -1,0 +1,59 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "client/table.h"
+
+using namespace kiln::cli;
+
+TEST_CASE("a table aligns its columns under a dashed rule") {
+  Table t({{"#", Align::kRight}, {"status"}, {"latency ms", Align::kRight}});
+  t.AddRow({"1", "PASSED", "0.153"});
+  t.AddRow({"10", "INCORRECT_NUMERICAL", "-"});
+  CHECK(t.Render() ==
+        " #  status               latency ms\n"
+        "--  -------------------  ----------\n"
+        " 1  PASSED                    0.153\n"
+        "10  INCORRECT_NUMERICAL           -\n");
+}
+
+TEST_CASE("a short row is padded and trailing spaces are trimmed") {
+  Table t({{"a"}, {"b"}});
+  t.AddRow({"x"});
+  CHECK(t.Render() == "a  b\n-  -\nx\n");
+  CHECK(t.row_count() == 1);
+}
+
+TEST_CASE("milliseconds keep three decimals, or three digits when tiny") {
+  CHECK(FormatMs(0.153) == "0.153");
+  CHECK(FormatMs(12.3456) == "12.346");
+  CHECK(FormatMs(0.00213) == "0.00213");
+  CHECK(FormatMs(0.0000213) == "2.13e-05");
+  CHECK(FormatMs(0) == "-");
+  CHECK(FormatMs(std::nan("")) == "-");
+}
+
+TEST_CASE("speedups and errors are formatted") {
+  CHECK(FormatSpeedup(2.678) == "2.68x");
+  CHECK(FormatSpeedup(0) == "-");
+  CHECK(FormatError(1.0) == "1.00e+00");
+  CHECK(FormatError(0) == "0.00e+00");
+  CHECK(FormatError(std::nan("")) == "nan");
+  CHECK(FormatError(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(FormatSeconds(1.234) == "1.23");
+}
+
+TEST_CASE("ids are shortened and absent times shown as a dash") {
+  CHECK(ShortId("3f2a1b2c-9999-0000") == "3f2a1b2c");
+  CHECK(ShortId("abc") == "abc");
+  CHECK(FormatUnixMs(0) == "-");
+  CHECK(FormatUnixMs(1700000000000).size() == 19);
+}
+
+TEST_CASE("a long log keeps its tail and says what was cut") {
+  CHECK(TailLines("a\nb\nc\n", 5) == "a\nb\nc");
+  CHECK(TailLines("a\nb\nc\nd", 2) == "... (2 lines omitted)\nc\nd");
+  CHECK(Indent("x\ny\n", "  ") == "  x\n  y\n");
+  CHECK(Indent("", "  ").empty());
+}

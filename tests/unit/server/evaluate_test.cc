@@ -1,0 +1,194 @@
+// Evaluate end to end: a real kiln-harness in-process, real compiles and kiln-worker processes.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+
+#include "harness/definitions/builtins.h"
+#include "tests/unit/server/test_node.h"
+
+namespace kiln {
+namespace {
+
+using testing::Evaluate;
+using testing::EvaluateOutcome;
+using testing::TestNode;
+using testing::VectorAddRequest;
+using testing::VectorAddSolution;
+
+v1::Run GetRun(v1::Harness::Stub& stub, const std::string& run_id, grpc::Status* status) {
+  grpc::ClientContext ctx;
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  v1::Run run;
+  *status = stub.GetRun(&ctx, request, &run);
+  return run;
+}
+
+TEST_CASE("the demo solution passes with a latency and a speedup") {
+  TestNode node;
+  auto solution = BuiltinDemoSolution();
+  REQUIRE(solution.ok());
+  auto builtins = LoadBuiltinDefinitions();
+  REQUIRE(builtins.ok());
+  v1::EvaluateRequest request;
+  request.set_definition(kDemoDefinitionName);
+  *request.mutable_solution() = *solution;
+  request.set_mode("kernelbench");
+  for (const BuiltinDefinition& b : *builtins) {
+    if (b.definition.name() == kDemoDefinitionName) *request.add_workloads() = b.workloads.front();
+  }
+  REQUIRE(request.workloads_size() == 1);
+
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  INFO(out.status.error_message());
+  REQUIRE(out.status.ok());
+  REQUIRE(out.events.size() >= 3);
+  const v1::Progress& first = out.events.front().progress();
+  CHECK(first.stage() == v1::RUN_QUEUED);
+  CHECK(!first.run_id().empty());
+
+  v1::Run run = out.run();
+  INFO(run.reason());
+  CHECK(run.run_id() == first.run_id());
+  CHECK(run.state() == v1::RUN_DONE);
+  REQUIRE(run.status() == v1::PASSED);
+  REQUIRE(run.traces_size() == 1);
+  const v1::Evaluation& evaluation = run.traces(0).evaluation();
+  CHECK(evaluation.status() == v1::PASSED);
+  CHECK(evaluation.performance().latency_ms() > 0);
+  CHECK(evaluation.performance().speedup_factor() > 0);
+  CHECK(!evaluation.environment().hardware().empty());
+  CHECK(evaluation.environment().libs().count("kiln") == 1);
+  CHECK(!evaluation.timestamp().empty());
+  CHECK(run.traces(0).kiln().checked_elements() > 0);
+
+  // The archive agrees with what the stream said.
+  grpc::Status status;
+  v1::Run archived = GetRun(node.stub(), run.run_id(), &status);
+  REQUIRE(status.ok());
+  CHECK(archived.status() == v1::PASSED);
+  CHECK(archived.traces_size() == 1);
+  bool has_worker_log = false;
+  for (const auto& a : archived.artifacts()) has_worker_log |= a.kind() == "worker_log";
+  CHECK(has_worker_log);
+}
+
+TEST_CASE("a trace is streamed for each workload as it finishes") {
+  TestNode node;
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+  *request.add_workloads() = testing::VectorAddWorkload(100, "second");
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  REQUIRE(out.status.ok());
+  int traces = 0;
+  for (const auto& e : out.events) {
+    if (e.has_progress() && e.progress().has_trace()) {
+      CHECK(e.progress().workload_count() == 2);
+      CHECK(e.progress().workload_index() == traces);
+      ++traces;
+    }
+  }
+  CHECK(traces == 2);
+  CHECK(out.run().status() == v1::PASSED);
+}
+
+TEST_CASE("a wrong result is INCORRECT_NUMERICAL and the reason names the output") {
+  TestNode node;
+  EvaluateOutcome out =
+      Evaluate(node.stub(), VectorAddRequest(VectorAddSolution("sub", "c[i] = a[i] - b[i];")));
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  CHECK(run.status() == v1::INCORRECT_NUMERICAL);
+  CHECK_THAT(run.reason(), Catch::Contains("output 'c'"));
+  REQUIRE(run.traces_size() == 1);
+  const v1::Trace& trace = run.traces(0);
+  CHECK(trace.evaluation().status() == v1::INCORRECT_NUMERICAL);
+  CHECK(trace.evaluation().correctness().max_absolute_error() > 0);
+  CHECK(trace.kiln().mismatched_elements() > 0);
+  CHECK(!trace.evaluation().has_performance());
+}
+
+TEST_CASE("a compile error fails every workload and keeps the compiler's file:line") {
+  TestNode node;
+  EvaluateOutcome out =
+      Evaluate(node.stub(), VectorAddRequest(VectorAddSolution("broken", "c[i] = a[i] + ;")));
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  CHECK(run.status() == v1::COMPILE_ERROR);
+  CHECK_THAT(run.compile_log(), Catch::Contains("solution.cc:"));
+  REQUIRE(run.traces_size() == 1);
+  CHECK(run.traces(0).evaluation().status() == v1::COMPILE_ERROR);
+  CHECK_THAT(run.traces(0).evaluation().log(), Catch::Contains("solution.cc:"));
+}
+
+TEST_CASE("a crashing candidate is a RUNTIME_ERROR and the harness keeps serving") {
+  TestNode node;
+  EvaluateOutcome out = Evaluate(
+      node.stub(), VectorAddRequest(VectorAddSolution("crash", "c[i] = *(volatile float*)0;")));
+  REQUIRE(out.status.ok());
+  CHECK(out.run().status() == v1::RUNTIME_ERROR);
+  CHECK(!out.run().traces(0).evaluation().log().empty());
+  // The node is still healthy.
+  CHECK(testing::RunsArchived(node.stub()) == 1);
+}
+
+TEST_CASE("cancelling Evaluate after the first event archives the run CANCELLED") {
+  TestNode node;
+  // Slow enough that the cancel always lands before the verdict.
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution(
+      "slow", "c[i] = a[i] + b[i]; if (i == 0) usleep(200000);", "#include <unistd.h>\n"));
+  grpc::ClientContext ctx;
+  auto reader = node.stub().Evaluate(&ctx, request);
+  v1::EvaluateEvent first;
+  REQUIRE(reader->Read(&first));
+  const std::string run_id = first.progress().run_id();
+  REQUIRE(!run_id.empty());
+  ctx.TryCancel();
+  v1::EvaluateEvent ignored;
+  while (reader->Read(&ignored)) {
+  }
+  CHECK(reader->Finish().error_code() == grpc::StatusCode::CANCELLED);
+
+  // The run still finishes, as CANCELLED, in the archive.
+  v1::Run run;
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    grpc::Status status;
+    run = GetRun(node.stub(), run_id, &status);
+    REQUIRE(status.ok());
+    if (run.state() == v1::RUN_DONE) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(run.state() == v1::RUN_DONE);
+  CHECK(run.status() == v1::CANCELLED);
+  REQUIRE(run.traces_size() == 1);
+  CHECK(run.traces(0).evaluation().status() == v1::CANCELLED);
+}
+
+TEST_CASE("a draining node refuses new evaluations and finishes the admitted ones") {
+  TestNode node;
+  v1::EvaluateRequest slow = VectorAddRequest(VectorAddSolution(
+      "slow", "c[i] = a[i] + b[i]; if (i == 0) usleep(20000);", "#include <unistd.h>\n"));
+  EvaluateOutcome admitted;
+  std::thread client([&] { admitted = Evaluate(node.stub(), slow); });
+  // Wait until the run is admitted, then drain while it runs.
+  while (testing::RunsArchived(node.stub()) < 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::thread drain([&] { node.server().Drain(); });
+  v1::EvaluateRequest probe;
+  probe.set_definition("no_such_definition");
+  grpc::Status refused;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    refused = Evaluate(node.stub(), probe).status;
+    if (refused.error_code() != grpc::StatusCode::NOT_FOUND) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  drain.join();
+  client.join();
+  CHECK(refused.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(admitted.status.ok());
+  CHECK(admitted.run().status() == v1::PASSED);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,139 @@
+// A kiln-harness started in-process for tests: a temp data dir, 127.0.0.1:0, the kiln-worker of
+// this build, and a generated stub talking to it.
+#ifndef KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
+#define KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "harness/common/files.h"
+#include "kiln/v1/harness.grpc.pb.h"
+#include "server/harness_server.h"
+
+namespace kiln::testing {
+
+inline HarnessOptions TestOptions(const std::string& data_dir) {
+  HarnessOptions o;
+  o.listen = "127.0.0.1:0";
+  o.data_dir = data_dir;
+  o.worker_path = KILN_BINARY_DIR "/bin/kiln-worker";
+  o.default_mode = "kernelbench";
+  o.quiet = true;
+  return o;
+}
+
+class TestNode {
+ public:
+  explicit TestNode(HarnessOptions options = {}) {
+    dir_ = *MakeTempDir("", "kiln-server-test");
+    if (options.data_dir.empty()) {
+      HarnessOptions defaults = TestOptions(dir_ + "/data");
+      defaults.max_queue = options.max_queue;
+      options = defaults;
+    }
+    auto server = HarnessServer::Start(options);
+    if (!server.ok()) throw std::runtime_error(server.status().ToString());
+    server_ = *std::move(server);
+    channel_ = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+    stub_ = v1::Harness::NewStub(channel_);
+  }
+  ~TestNode() {
+    stub_.reset();
+    server_.reset();  // drains
+    (void)RemoveTree(dir_);
+  }
+
+  v1::Harness::Stub& stub() { return *stub_; }
+  HarnessServer& server() { return *server_; }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<HarnessServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Harness::Stub> stub_;
+};
+
+struct EvaluateOutcome {
+  grpc::Status status;
+  std::vector<v1::EvaluateEvent> events;
+  // The final Run (empty when the stream ended without one).
+  v1::Run run() const {
+    return !events.empty() && events.back().has_run() ? events.back().run() : v1::Run();
+  }
+};
+
+inline EvaluateOutcome Evaluate(v1::Harness::Stub& stub, const v1::EvaluateRequest& request) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  EvaluateOutcome out;
+  auto reader = stub.Evaluate(&ctx, request);
+  v1::EvaluateEvent event;
+  while (reader->Read(&event)) out.events.push_back(event);
+  out.status = reader->Finish();
+  return out;
+}
+
+// A cpp solution of the built-in vector_add_f32 whose loop body is `body` (a, b, c, i in scope).
+inline v1::Solution VectorAddSolution(const std::string& name, const std::string& body,
+                                      const std::string& prelude = "") {
+  v1::Solution s;
+  s.set_name(name);
+  s.set_definition("vector_add_f32");
+  s.set_author("tests");
+  s.mutable_spec()->set_language("cpp");
+  s.mutable_spec()->add_target_hardware("cpu");
+  s.mutable_spec()->set_entry_point("solution.cc::run");
+  v1::SourceFile* f = s.add_sources();
+  f->set_path("solution.cc");
+  f->set_content(prelude + R"(#include <kiln/abi.h>
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  const float* a = (const float*)args[0].data;
+  const float* b = (const float*)args[1].data;
+  float* c = (float*)args[2].data;
+  for (int64_t i = 0; i < args[0].shape[0]; ++i) {
+)" + body + R"(
+  }
+  return 0;
+}
+)");
+  return s;
+}
+
+inline v1::Workload VectorAddWorkload(int64_t n, const std::string& uuid) {
+  v1::Workload w;
+  w.set_uuid(uuid);
+  v1::AxisValue* axis = w.add_axes();
+  axis->set_name("n");
+  axis->set_value(n);
+  for (const char* name : {"a", "b"}) {
+    v1::WorkloadInput* in = w.add_inputs();
+    in->set_name(name);
+    in->set_kind(v1::WorkloadInput::RANDOM);
+  }
+  return w;
+}
+
+inline v1::EvaluateRequest VectorAddRequest(const v1::Solution& solution, int64_t n = 4096) {
+  v1::EvaluateRequest r;
+  r.set_definition("vector_add_f32");
+  *r.mutable_solution() = solution;
+  *r.add_workloads() = VectorAddWorkload(n, "test-n" + std::to_string(n));
+  r.set_mode("kernelbench");
+  return r;
+}
+
+inline int64_t RunsArchived(v1::Harness::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::NodeInfo info;
+  grpc::Status s = stub.GetNodeInfo(&ctx, v1::GetNodeInfoRequest(), &info);
+  return s.ok() ? info.runs_archived() : -1;
+}
+
+}  // namespace kiln::testing
+
+#endif  // KILN_TESTS_UNIT_SERVER_TEST_NODE_H_

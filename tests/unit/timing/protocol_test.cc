@@ -1,0 +1,318 @@
+// The three timing protocols (protocol.h), driven through a scripted TimedDevice.
+#include "harness/timing/protocol.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln {
+namespace {
+
+// A device whose samples come from a script: duration(k) and throttled(k) for the k-th timed
+// call. Every event is logged so tests can check counts and order.
+class ScriptedDevice : public TimedDevice {
+ public:
+  std::function<double(int)> duration = [](int) { return 1.0; };
+  std::function<bool(int)> throttled = [](int) { return false; };
+  std::function<absl::Status(int)> flush_status = [](int) { return absl::OkStatus(); };
+  std::vector<std::string>* log = nullptr;
+  int flushes = 0, timed = 0;
+  std::vector<int64_t> flush_sizes;
+
+  absl::Status Flush(int64_t bytes) override {
+    flush_sizes.push_back(bytes);
+    if (log) log->push_back("flush");
+    return flush_status(flushes++);
+  }
+  absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
+                                  bool* is_throttled) override {
+    if (log) log->push_back("time");
+    if (absl::Status s = call(); !s.ok()) return s;
+    *is_throttled = throttled(timed);
+    return duration(timed++);
+  }
+  std::string TimerName() const override { return "host"; }
+  int64_t DefaultFlushBytes() const override { return 64 << 20; }
+  std::string DeviceName() const override { return "scripted"; }
+};
+
+// A TimedCall that counts and logs its callbacks.
+struct CountingWork {
+  std::vector<std::string> log;
+  std::vector<int> trials;
+  int before = 0, calls = 0, after = 0;
+  std::function<absl::Status()> fail_call = [] { return absl::OkStatus(); };
+  std::function<absl::Status()> fail_after = [] { return absl::OkStatus(); };
+
+  TimedCall Make() {
+    TimedCall w;
+    w.prepare_trial = [this](int t) {
+      trials.push_back(t);
+      log.push_back(absl::StrCat("prepare", t));
+      return absl::OkStatus();
+    };
+    w.before_call = [this] {
+      ++before;
+      log.push_back("before");
+      return absl::OkStatus();
+    };
+    w.call = [this] {
+      ++calls;
+      log.push_back("call");
+      return fail_call();
+    };
+    w.after_call = [this] {
+      ++after;
+      log.push_back("after");
+      return fail_after();
+    };
+    return w;
+  }
+};
+
+v1::TimingConfig Config(const std::string& mode) {
+  auto c = DefaultTimingConfig(mode);
+  REQUIRE(c.ok());
+  return *c;
+}
+
+TEST_CASE("default timing configs follow DESIGN section 5") {
+  const auto official = Config("official");
+  CHECK(official.trials() == 3);
+  CHECK(official.warmup() == 10);
+  CHECK(official.iterations() == 50);
+  CHECK(official.flush_bytes() == 0);
+  const auto kb = Config("kernelbench");
+  CHECK(kb.trials() == 1);
+  CHECK(kb.warmup() == 3);
+  CHECK(kb.iterations() == 100);
+  CHECK(kb.flush_bytes() == 256 << 20);
+  const auto robust = Config("robust");
+  CHECK(robust.trials() == 1);
+  CHECK(robust.warmup() == 10);
+  CHECK(robust.min_samples() == 10);
+  CHECK(robust.target_rel_stdev() == 0.005);
+  CHECK(robust.max_seconds() == 15);
+  CHECK(Config("").mode() == "official");
+  auto bad = DefaultTimingConfig("fastest");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("'fastest'") != std::string::npos);
+}
+
+TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.log = &work.log;
+  // Trial medians 1, 2 and 6: the latency is their mean (3), not the overall median (2).
+  dev.duration = [](int k) { return k < 50 ? 1.0 : k < 100 ? 2.0 : 6.0; };
+  auto r = RunTimingProtocol(Config("official"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(work.trials == std::vector<int>{0, 1, 2});
+  CHECK(work.calls == 3 * (10 + 50));
+  CHECK(work.before == work.calls);
+  CHECK(work.after == work.calls);
+  CHECK(dev.flushes == 3 * (10 + 50));
+  CHECK(dev.timed == 150);
+  CHECK(dev.flush_sizes.front() == 64 << 20);
+  // Warmup: before, flush, call, after; timed: before, flush, time(call), after.
+  const std::vector<std::string> head(work.log.begin(), work.log.begin() + 5);
+  CHECK(head == std::vector<std::string>{"prepare0", "before", "flush", "call", "after"});
+  const std::vector<std::string> first_timed(work.log.begin() + 1 + 4 * 10,
+                                             work.log.begin() + 1 + 4 * 10 + 5);
+  CHECK(first_timed == std::vector<std::string>{"before", "flush", "time", "call", "after"});
+  CHECK(r->mode() == "official");
+  CHECK(r->timer() == "host");
+  CHECK(r->device() == "scripted");
+  CHECK(r->flush_bytes() == 64 << 20);
+  CHECK(r->trials() == 3);
+  CHECK(r->warmup() == 10);
+  CHECK(r->iterations() == 50);
+  REQUIRE(r->trial_medians_ms_size() == 3);
+  CHECK(r->trial_medians_ms(2) == 6.0);
+  CHECK(r->latency_ms() == Approx(3.0));
+  CHECK(r->median_ms() == 2.0);
+  CHECK(r->mean_ms() == Approx(3.0));
+  CHECK(r->min_ms() == 1.0);
+  CHECK(r->max_ms() == 6.0);
+  CHECK(r->sample_count() == 150);
+  CHECK(r->samples_dropped() == 0);
+  CHECK(r->ci95_low_ms() < r->mean_ms());
+  CHECK(r->ci95_high_ms() > r->mean_ms());
+}
+
+TEST_CASE("official keeps throttled samples and says so") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.throttled = [](int k) { return k == 7; };
+  auto r = RunTimingProtocol(Config("official"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->sample_count() == 150);
+  CHECK(r->samples_dropped() == 0);
+  CHECK(r->note().find("1 of 150") != std::string::npos);
+}
+
+TEST_CASE("kernelbench: unflushed warmup, 100 flushed calls of 256 MiB, mean latency") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.duration = [](int k) { return k == 0 ? 101.0 : 1.0; };
+  auto r = RunTimingProtocol(Config("kernelbench"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(work.calls == 103);
+  CHECK(dev.flushes == 100);
+  CHECK(dev.timed == 100);
+  CHECK(dev.flush_sizes.front() == 256 << 20);
+  CHECK(r->latency_ms() == Approx(2.0));  // the mean, pulled up by one slow call
+  CHECK(r->median_ms() == 1.0);
+  CHECK(r->stdev_ms() == Approx(10.0));
+  CHECK(r->trials() == 1);
+  CHECK(r->iterations() == 100);
+}
+
+TEST_CASE("robust stops on low noise after the minimum measured time") {
+  ScriptedDevice dev;
+  CountingWork work;
+  auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(work.trials == std::vector<int>{0});
+  CHECK(r->sample_count() == 501);
+  CHECK(r->iterations() == 501);
+  CHECK(dev.flushes == 10 + 501);  // warmup calls are cold too
+  CHECK(work.calls == 10 + 501);
+  CHECK(r->latency_ms() == 1.0);
+  CHECK(r->flush_bytes() == 64 << 20);
+  CHECK(r->note().find("below the target") != std::string::npos);
+}
+
+TEST_CASE("robust takes at least min_samples") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.duration = [](int) { return 1000.0; };  // the minimum time passes with the first sample
+  auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->sample_count() == 10);
+}
+
+TEST_CASE("robust stops at the time cap when the noise stays high") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.duration = [](int k) { return k % 2 == 0 ? 50.0 : 150.0; };
+  auto config = Config("robust");
+  config.set_max_seconds(2);
+  auto r = RunTimingProtocol(config, dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->sample_count() == 20);  // 20 samples average 100 ms: 2 s of measured time
+  CHECK(r->latency_ms() == 100.0);
+  CHECK(r->note().find("cap") != std::string::npos);
+}
+
+TEST_CASE("robust stops when steady noise converges") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.duration = [](int k) { return k % 2 == 0 ? 0.5 : 1.5; };
+  auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->sample_count() % 16 == 0);
+  CHECK(r->sample_count() < 5000);
+  CHECK(r->note().find("converged") != std::string::npos);
+}
+
+TEST_CASE("robust drops throttled samples and counts them") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.throttled = [](int k) { return k % 3 == 2; };
+  dev.duration = [](int k) { return k % 3 == 2 ? 2.0 : 1.0; };
+  auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->max_ms() == 1.0);  // no throttled sample made it into the statistics
+  CHECK(r->sample_count() == 501);
+  CHECK(r->samples_dropped() == 250);
+  CHECK(r->iterations() == r->sample_count() + r->samples_dropped());
+  CHECK(r->note().find("dropped 250") != std::string::npos);
+}
+
+TEST_CASE("robust fails when every sample is throttled") {
+  ScriptedDevice dev;
+  CountingWork work;
+  dev.throttled = [](int) { return true; };
+  auto config = Config("robust");
+  config.set_max_seconds(0.05);
+  auto r = RunTimingProtocol(config, dev, work.Make());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("a callback error aborts the protocol and is returned unchanged") {
+  ScriptedDevice dev;
+  CountingWork work;
+  TimedCall call;
+  SECTION("prepare_trial") {
+    call = work.Make();
+    call.prepare_trial = [](int t) { return absl::DataLossError(absl::StrCat("inputs ", t)); };
+    auto r = RunTimingProtocol(Config("official"), dev, call);
+    CHECK(r.status() == absl::DataLossError("inputs 0"));
+    CHECK(work.calls == 0);
+  }
+  SECTION("call during warmup") {
+    work.fail_call = [&] {
+      return work.calls == 3 ? absl::AbortedError("kernel said 7") : absl::OkStatus();
+    };
+    auto r = RunTimingProtocol(Config("official"), dev, work.Make());
+    CHECK(r.status() == absl::AbortedError("kernel said 7"));
+    CHECK(work.calls == 3);
+    CHECK(dev.timed == 0);
+  }
+  SECTION("after_call of a timed call") {
+    work.fail_after = [&] {
+      return work.after == 15 ? absl::FailedPreconditionError("input mutated")
+                              : absl::OkStatus();
+    };
+    auto r = RunTimingProtocol(Config("kernelbench"), dev, work.Make());
+    CHECK(r.status() == absl::FailedPreconditionError("input mutated"));
+    CHECK(dev.timed == 12);
+    CHECK(work.calls == 15);
+  }
+  SECTION("the device's flush") {
+    dev.flush_status = [](int n) {
+      return n == 4 ? absl::InternalError("memset failed") : absl::OkStatus();
+    };
+    auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+    CHECK(r.status() == absl::InternalError("memset failed"));
+    CHECK(dev.flushes == 5);
+  }
+}
+
+TEST_CASE("out-of-range timing configs are rejected naming the field") {
+  ScriptedDevice dev;
+  CountingWork work;
+  auto config = Config("official");
+  config.set_trials(0);
+  auto r = RunTimingProtocol(config, dev, work.Make());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("timing.trials") != std::string::npos);
+  config = Config("robust");
+  config.set_target_rel_stdev(0);
+  r = RunTimingProtocol(config, dev, work.Make());
+  CHECK(std::string(r.status().message()).find("timing.target_rel_stdev") != std::string::npos);
+  config.set_mode("fast");
+  r = RunTimingProtocol(config, dev, work.Make());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(work.calls == 0);
+}
+
+TEST_CASE("an explicit flush size overrides the device default") {
+  ScriptedDevice dev;
+  CountingWork work;
+  auto config = Config("official");
+  config.set_flush_bytes(1234);
+  config.set_trials(1);
+  auto r = RunTimingProtocol(config, dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(r->flush_bytes() == 1234);
+  CHECK(dev.flush_sizes.back() == 1234);
+}
+
+}  // namespace
+}  // namespace kiln

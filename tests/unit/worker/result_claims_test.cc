@@ -1,0 +1,76 @@
+// CheckResultClaims: what a PASSED worker result must look like to be believed.
+#include <catch2/catch.hpp>
+
+#include "harness/worker/worker_client.h"
+#include "tests/unit/worker/worker_fixture.h"
+
+namespace kiln {
+namespace {
+
+v1::WorkerRequest TwoTrialRequest() {
+  v1::WorkerRequest request;
+  *request.mutable_definition() = testing::VectorAddDefinition();
+  request.add_trial_seeds(1);
+  request.add_trial_seeds(2);
+  request.set_output_dir("/jobs/7/out");
+  return request;
+}
+
+v1::WorkerResult HonestResult(const v1::WorkerRequest& request) {
+  v1::WorkerResult result;
+  result.set_status(v1::PASSED);
+  for (int t = 0; t < request.trial_seeds_size(); ++t) {
+    v1::TrialOutputs* trial = result.add_trials();
+    trial->set_trial(t);
+    v1::OutputTensor* c = trial->add_outputs();
+    c->set_name("c");
+    c->set_dtype(v1::DTYPE_FLOAT32);
+    c->add_shape(8);
+    c->set_path(WorkerOutputPath(request.output_dir(), t, "c"));
+  }
+  return result;
+}
+
+TEST_CASE("output files are named by trial and output inside the output folder") {
+  CHECK(WorkerOutputPath("/jobs/7/out", 2, "c") == "/jobs/7/out/t2_c.bin");
+  CHECK(WorkerOutputPath("", 0, "y") == "./t0_y.bin");
+}
+
+TEST_CASE("an honest result's claims hold") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  CHECK(CheckResultClaims(request, HonestResult(request)).ok());
+}
+
+TEST_CASE("a result pointing an output at another file is refused") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  v1::WorkerResult result = HonestResult(request);
+  result.mutable_trials(1)->mutable_outputs(0)->set_path("/jobs/6/out/t1_c.bin");
+  absl::Status s = CheckResultClaims(request, result);
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(std::string(s.message()), Catch::Contains("trials[1].outputs[0]"));
+}
+
+TEST_CASE("a result missing a trial or an output is refused") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  v1::WorkerResult missing_trial = HonestResult(request);
+  missing_trial.mutable_trials()->RemoveLast();
+  CHECK_FALSE(CheckResultClaims(request, missing_trial).ok());
+  v1::WorkerResult missing_output = HonestResult(request);
+  missing_output.mutable_trials(0)->clear_outputs();
+  CHECK_FALSE(CheckResultClaims(request, missing_output).ok());
+}
+
+TEST_CASE("a measured result must carry its timing") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  request.set_measure(true);
+  v1::WorkerResult result = HonestResult(request);
+  CHECK_FALSE(CheckResultClaims(request, result).ok());
+  result.mutable_timing()->set_latency_ms(0.5);
+  result.mutable_timing()->set_trials(2);
+  CHECK(CheckResultClaims(request, result).ok());
+  result.mutable_timing()->set_trials(3);
+  CHECK_FALSE(CheckResultClaims(request, result).ok());
+}
+
+}  // namespace
+}  // namespace kiln
