@@ -27,7 +27,8 @@ FlagSpec JsonFlag(const std::string& what) {
 
 std::vector<CommandSpec> BuildCommands() {
   return {
-      {"submit", "--definition FILE|NAME --solution FILE|DIR [flags]",
+      {"submit",
+       "--definition FILE|NAME --solution FILE|DIR [flags]",
        "evaluate a solution; exit 0 iff every workload PASSED",
        {{"definition", "FILE|NAME",
          "a definition JSON file (registered first) or the name of a registered one", true},
@@ -38,24 +39,32 @@ std::vector<CommandSpec> BuildCommands() {
         JsonFlag("{\"run_id\",\"status\",\"traces\"}"),
         {"timeout-s", "S", "give up after S seconds (default 3600)"}},
        {}},
-      {"runs list", "[flags]", "list archived runs, newest first",
+      {"runs list",
+       "[flags]",
+       "list archived runs, newest first",
        {{"definition", "NAME", "only runs of this definition"},
         {"status", "S", "only runs with this status (PASSED, COMPILE_ERROR, ...)"},
         {"limit", "N", "at most N runs (default 50)"},
         JsonFlag("the runs")},
        {}},
-      {"runs show", "RUN_ID [--json]",
+      {"runs show",
+       "RUN_ID [--json]",
        "show one run: status, stage times, traces, compiler log, sources",
        {JsonFlag("the run")},
        {"RUN_ID"}},
-      {"defs add", "FILE [--workloads FILE.jsonl]", "register a definition and its workloads",
+      {"defs add",
+       "FILE [--workloads FILE.jsonl]",
+       "register a definition and its workloads",
        {{"workloads", "FILE.jsonl", "workloads to register with it"}},
        {"FILE"}},
       {"defs list", "[--json]", "list registered definitions", {JsonFlag("the definitions")}, {}},
-      {"node", "[--json]", "show the node: backends, devices, toolchains, queue",
+      {"node",
+       "[--json]",
+       "show the node: backends, devices, toolchains, queue",
        {JsonFlag("the node info")},
        {}},
-      {"demo", "[--mode M]",
+      {"demo",
+       "[--mode M]",
        "start an embedded harness, evaluate a built-in solution on a built-in definition",
        {{"mode", "M", "timing mode (default official)"}},
        {}},
@@ -65,8 +74,37 @@ std::vector<CommandSpec> BuildCommands() {
 bool IsGroup(std::string_view word) { return word == "runs" || word == "defs"; }
 
 absl::Status UsageError(absl::string_view command, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("kiln", command.empty() ? "" : " ", command,
-                                                 ": ", message));
+  return absl::InvalidArgumentError(
+      absl::StrCat("kiln", command.empty() ? "" : " ", command, ": ", message));
+}
+
+// The flag `name` of `spec`; every command also takes --server.
+const FlagSpec* FindFlag(const CommandSpec& spec, const std::string& name) {
+  static const FlagSpec kServer{"server", "HOST:PORT", ""};
+  if (name == "server") return &kServer;
+  for (const FlagSpec& f : spec.flags) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Required flags given, positional arguments counted.
+absl::Status CheckComplete(const CommandSpec& spec, const ParsedArgs& parsed) {
+  for (const FlagSpec& f : spec.flags) {
+    if (f.required && !parsed.Has(f.name)) {
+      return UsageError(spec.name,
+                        absl::StrCat("missing required flag --", f.name, " ", f.value_name));
+    }
+  }
+  if (parsed.positionals.size() < spec.positionals.size()) {
+    return UsageError(spec.name,
+                      absl::StrCat("missing ", spec.positionals[parsed.positionals.size()]));
+  }
+  if (parsed.positionals.size() > spec.positionals.size()) {
+    return UsageError(spec.name, absl::StrCat("unexpected argument '",
+                                              parsed.positionals[spec.positionals.size()], "'"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -115,12 +153,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
     if (body.find('=') != absl::string_view::npos) {
       inline_value = std::string(body.substr(body.find('=') + 1));
     }
-    const FlagSpec* flag = nullptr;
-    static const FlagSpec kServer{"server", "HOST:PORT", ""};
-    if (name == "server") flag = &kServer;
-    for (const FlagSpec& f : spec.flags) {
-      if (f.name == name) flag = &f;
-    }
+    const FlagSpec* flag = FindFlag(spec, name);
     if (flag == nullptr) {
       return UsageError(spec.name, absl::StrCat("unknown flag '--", name, "'"));
     }
@@ -142,20 +175,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
     }
   }
   if (parsed.Has("help")) return parsed;
-  for (const FlagSpec& f : spec.flags) {
-    if (f.required && !parsed.Has(f.name)) {
-      return UsageError(spec.name, absl::StrCat("missing required flag --", f.name, " ",
-                                                f.value_name));
-    }
-  }
-  if (parsed.positionals.size() < spec.positionals.size()) {
-    return UsageError(spec.name,
-                      absl::StrCat("missing ", spec.positionals[parsed.positionals.size()]));
-  }
-  if (parsed.positionals.size() > spec.positionals.size()) {
-    return UsageError(spec.name, absl::StrCat("unexpected argument '",
-                                              parsed.positionals[spec.positionals.size()], "'"));
-  }
+  if (absl::Status complete = CheckComplete(spec, parsed); !complete.ok()) return complete;
   return parsed;
 }
 
@@ -224,12 +244,13 @@ std::string Usage(const CommandSpec* command) {
         "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051).\n\n"
         "commands:\n";
     for (const CommandSpec& c : Commands()) {
-      out += absl::StrCat("  ", c.name, std::string(c.name.size() < 11 ? 11 - c.name.size() : 1,
-                                                    ' '),
-                          c.summary, "\n");
+      out +=
+          absl::StrCat("  ", c.name, std::string(c.name.size() < 11 ? 11 - c.name.size() : 1, ' '),
+                       c.summary, "\n");
     }
     out += "  help [CMD]  show this, or the usage of CMD\n\n";
-    out += "exit codes: 0 every workload PASSED, 1 any other verdict, 2 usage or connection error\n";
+    out +=
+        "exit codes: 0 every workload PASSED, 1 any other verdict, 2 usage or connection error\n";
     return out;
   }
   std::string out = absl::StrCat("usage: kiln [--server HOST:PORT] ", command->name, " ",
@@ -247,8 +268,10 @@ absl::StatusOr<int> IntFlag(const Invocation& inv, const std::string& flag, int 
   if (!inv.args.Has(flag)) return fallback;
   int value = 0;
   if (!absl::SimpleAtoi(inv.args.Get(flag), &value) || value < 0) {
-    return UsageError(inv.command->name, absl::StrCat("--", flag, ": expected a non-negative "
-                                                      "integer, got '", inv.args.Get(flag), "'"));
+    return UsageError(inv.command->name, absl::StrCat("--", flag,
+                                                      ": expected a non-negative "
+                                                      "integer, got '",
+                                                      inv.args.Get(flag), "'"));
   }
   return value;
 }
@@ -258,9 +281,10 @@ absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& fla
   if (!inv.args.Has(flag)) return fallback;
   double value = 0;
   if (!absl::SimpleAtod(inv.args.Get(flag), &value) || !(value > 0)) {
-    return UsageError(inv.command->name, absl::StrCat("--", flag, ": expected a positive number "
-                                                      "of seconds, got '", inv.args.Get(flag),
-                                                      "'"));
+    return UsageError(inv.command->name, absl::StrCat("--", flag,
+                                                      ": expected a positive number "
+                                                      "of seconds, got '",
+                                                      inv.args.Get(flag), "'"));
   }
   return value;
 }

@@ -34,7 +34,7 @@ struct FlagSpec {
 };
 
 struct CommandSpec {
-  std::string name;  // "submit", "runs list", ...
+  std::string name;      // "submit", "runs list", ...
   std::string synopsis;  // arguments after the name, for the usage line
   std::string summary;
   std::vector<FlagSpec> flags;
@@ -60,10 +60,10 @@ struct ParsedArgs {
 absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec, const std::vector<std::string>& args);
 
 struct Invocation {
-  std::string server;                     // HOST:PORT to talk to
-  const CommandSpec* command = nullptr;   // nullptr: general help
+  std::string server;                    // HOST:PORT to talk to
+  const CommandSpec* command = nullptr;  // nullptr: general help
   ParsedArgs args;
-  bool help = false;                      // print the usage of `command` (or of kiln) and exit 0
+  bool help = false;  // print the usage of `command` (or of kiln) and exit 0
 };
 
 // Parses a whole command line (without the program name). `env_server` is $KILN_SERVER.
@@ -76,8 +76,7 @@ std::string Usage(const CommandSpec* command);
 
 // Parses a flag's value as a number, naming the command and flag on error.
 absl::StatusOr<int> IntFlag(const Invocation& inv, const std::string& flag, int fallback);
-absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& flag,
-                                   double fallback);
+absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& flag, double fallback);
 
 // Where a command writes: results on `out`, progress and errors on `err`.
 struct Console {

@@ -3,10 +3,10 @@
 #ifndef KILN_CLIENT_CONNECTION_H_
 #define KILN_CLIENT_CONNECTION_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "client/cli.h"
 #include "kiln/v1/harness.grpc.pb.h"

@@ -51,11 +51,8 @@ int RunDefsList(const Invocation& inv, Console& console) {
     console.out << Dump(ProtoToJson(response));
     return kExitOk;
   }
-  Table table({{"name"},
-               {"op_type"},
-               {"workloads", Align::kRight},
-               {"builtin"},
-               {"native reference"}});
+  Table table(
+      {{"name"}, {"op_type"}, {"workloads", Align::kRight}, {"builtin"}, {"native reference"}});
   for (const v1::DefinitionSummary& d : response.definitions()) {
     table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
                   d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no"});

@@ -1,10 +1,9 @@
 #include "client/evaluation.h"
 
-#include <csignal>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <mutex>
 #include <thread>
 

@@ -4,10 +4,10 @@
 #ifndef KILN_CLIENT_EVALUATION_H_
 #define KILN_CLIENT_EVALUATION_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <optional>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "client/cli.h"
 #include "client/connection.h"

@@ -5,9 +5,9 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
+#include "nlohmann/json.hpp"
 
 namespace kiln::cli {
 

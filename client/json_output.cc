@@ -22,8 +22,7 @@ Json ProtoToJson(const google::protobuf::Message& message) {
 Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
   Json out = Json::array();
   for (const v1::Trace& trace : traces) {
-    Json parsed = Json::parse(TraceToJson(trace, /*export_kiln_extensions=*/false), nullptr,
-                              false);
+    Json parsed = Json::parse(TraceToJson(trace, /*export_kiln_extensions=*/false), nullptr, false);
     out.push_back(parsed.is_discarded() ? Json{{"error", "trace is not valid JSON"}} : parsed);
   }
   return out;

@@ -3,11 +3,11 @@
 #ifndef KILN_CLIENT_JSON_OUTPUT_H_
 #define KILN_CLIENT_JSON_OUTPUT_H_
 
-#include <string>
-
 #include <google/protobuf/message.h>
 #include <google/protobuf/repeated_ptr_field.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "kiln/v1/types.pb.h"
 

@@ -14,14 +14,12 @@ namespace kiln::cli {
 namespace {
 
 std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
-  std::string out = absl::StrCat("server          ", server, "\n",
-                                 "version         ", node.version(), "\n",
-                                 "backends        ", absl::StrJoin(node.backends(), ", "), "\n",
-                                 "default backend ", node.default_backend(), "\n",
-                                 "default mode    ", node.default_mode(), "\n",
-                                 "queue depth     ", node.queue_depth(), "\n",
-                                 "running         ", node.running(), "\n",
-                                 "runs archived   ", node.runs_archived(), "\n");
+  std::string out = absl::StrCat(
+      "server          ", server, "\n", "version         ", node.version(), "\n",
+      "backends        ", absl::StrJoin(node.backends(), ", "), "\n", "default backend ",
+      node.default_backend(), "\n", "default mode    ", node.default_mode(), "\n",
+      "queue depth     ", node.queue_depth(), "\n", "running         ", node.running(), "\n",
+      "runs archived   ", node.runs_archived(), "\n");
   if (!node.toolchains().empty()) {
     // The map's order is unspecified; sort for a stable listing.
     std::map<std::string, std::string> toolchains(node.toolchains().begin(),

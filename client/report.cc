@@ -24,20 +24,25 @@ std::string Status(const v1::Trace& trace) {
 }
 
 bool HasLatency(const v1::Trace& trace) {
-  return trace.evaluation().has_performance() &&
-         trace.evaluation().performance().latency_ms() > 0;
+  return trace.evaluation().has_performance() && trace.evaluation().performance().latency_ms() > 0;
 }
 
 }  // namespace
 
 std::string RunStateName(v1::RunState state) {
   switch (state) {
-    case v1::RUN_QUEUED: return "queued";
-    case v1::RUN_COMPILING: return "compiling";
-    case v1::RUN_VERIFYING: return "verifying";
-    case v1::RUN_TIMING: return "timing";
-    case v1::RUN_DONE: return "done";
-    default: return "unknown";
+    case v1::RUN_QUEUED:
+      return "queued";
+    case v1::RUN_COMPILING:
+      return "compiling";
+    case v1::RUN_VERIFYING:
+      return "verifying";
+    case v1::RUN_TIMING:
+      return "timing";
+    case v1::RUN_DONE:
+      return "done";
+    default:
+      return "unknown";
   }
 }
 
@@ -64,9 +69,8 @@ std::string TraceTable(const google::protobuf::RepeatedPtrField<v1::Trace>& trac
     ++index;
     const v1::Evaluation& e = trace.evaluation();
     bool compared = e.has_correctness();
-    table.AddRow({absl::StrCat(index), ShortId(trace.workload().uuid()),
-                  AxesText(trace.workload()), Status(trace),
-                  FormatMs(e.performance().latency_ms()),
+    table.AddRow({absl::StrCat(index), ShortId(trace.workload().uuid()), AxesText(trace.workload()),
+                  Status(trace), FormatMs(e.performance().latency_ms()),
                   FormatMs(e.performance().reference_latency_ms()),
                   FormatSpeedup(e.performance().speedup_factor()),
                   compared ? FormatError(e.correctness().max_absolute_error()) : kAbsent,
@@ -134,9 +138,8 @@ std::string FailureDetails(const v1::Run& run) {
     if (!trace.kiln().reason().empty()) absl::StrAppend(&heading, ": ", trace.kiln().reason());
     std::string log = TailLines(trace.evaluation().log(), kLogExcerptLines);
     std::string who = absl::StrCat("#", index, " (", ShortId(trace.workload().uuid()), ")");
-    auto it = std::find_if(failures.begin(), failures.end(), [&](const Failure& f) {
-      return f.heading == heading && f.log == log;
-    });
+    auto it = std::find_if(failures.begin(), failures.end(),
+                           [&](const Failure& f) { return f.heading == heading && f.log == log; });
     if (it == failures.end()) {
       failures.push_back({heading, log, {who}});
     } else {
@@ -173,8 +176,7 @@ std::string WorkloadLine(const v1::Trace& trace, int index, int count) {
 void ProgressPrinter::Print(const v1::Progress& progress) {
   std::string text;
   if (progress.has_trace()) {
-    text = WorkloadLine(progress.trace(), progress.workload_index() + 1,
-                        progress.workload_count());
+    text = WorkloadLine(progress.trace(), progress.workload_index() + 1, progress.workload_count());
   } else {
     text = RunStateName(progress.stage());
     if (!progress.message().empty()) absl::StrAppend(&text, " (", progress.message(), ")");

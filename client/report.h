@@ -3,10 +3,10 @@
 #ifndef KILN_CLIENT_REPORT_H_
 #define KILN_CLIENT_REPORT_H_
 
+#include <google/protobuf/repeated_ptr_field.h>
+
 #include <ostream>
 #include <string>
-
-#include <google/protobuf/repeated_ptr_field.h>
 
 #include "kiln/v1/harness.pb.h"
 #include "kiln/v1/types.pb.h"

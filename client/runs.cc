@@ -31,10 +31,9 @@ std::string RunsTable(const v1::ListRunsResponse& response) {
                {"mean latency ms", Align::kRight},
                {"mean speedup", Align::kRight}});
   for (const v1::RunSummary& r : response.runs()) {
-    table.AddRow({r.run_id(), FormatUnixMs(r.created_unix_ms()), r.definition(),
-                  r.solution_name(), RunStatusText(r.state(), r.status()),
-                  absl::StrCat(r.workload_count()), FormatMs(r.mean_latency_ms()),
-                  FormatSpeedup(r.mean_speedup())});
+    table.AddRow({r.run_id(), FormatUnixMs(r.created_unix_ms()), r.definition(), r.solution_name(),
+                  RunStatusText(r.state(), r.status()), absl::StrCat(r.workload_count()),
+                  FormatMs(r.mean_latency_ms()), FormatSpeedup(r.mean_speedup())});
   }
   return table.Render();
 }
@@ -48,7 +47,8 @@ std::string RunFields(const v1::Run& run) {
   field("run", run.run_id());
   field("definition", run.definition());
   std::string solution = run.solution_name();
-  if (!run.solution_hash().empty()) absl::StrAppend(&solution, " (", ShortId(run.solution_hash(), 12), ")");
+  if (!run.solution_hash().empty())
+    absl::StrAppend(&solution, " (", ShortId(run.solution_hash(), 12), ")");
   if (!run.author().empty()) absl::StrAppend(&solution, " by ", run.author());
   field("solution", solution);
   field("status", RunStatusText(run.state(), run.status()));
@@ -59,11 +59,11 @@ std::string RunFields(const v1::Run& run) {
   field("principal", run.principal());
   field("created", FormatUnixMs(run.created_unix_ms()));
   if (run.finished_unix_ms() > 0) field("finished", FormatUnixMs(run.finished_unix_ms()));
-  field("seconds", absl::StrCat("queued ", FormatSeconds(run.queued_s()), ", compiling ",
-                                FormatSeconds(run.compile_s()),
-                                run.compile_cache_hit() ? " (cache hit)" : "", ", verifying ",
-                                FormatSeconds(run.verify_s()), ", timing ",
-                                FormatSeconds(run.timing_s())));
+  field("seconds",
+        absl::StrCat("queued ", FormatSeconds(run.queued_s()), ", compiling ",
+                     FormatSeconds(run.compile_s()), run.compile_cache_hit() ? " (cache hit)" : "",
+                     ", verifying ", FormatSeconds(run.verify_s()), ", timing ",
+                     FormatSeconds(run.timing_s())));
   return out;
 }
 

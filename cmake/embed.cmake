@@ -11,6 +11,7 @@ function(kiln_embed_files)
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DSYMBOL=${E_SYMBOL} "-DFILES=${E_FILES}"
             -P ${CMAKE_SOURCE_DIR}/cmake/embed_run.cmake
     DEPENDS ${E_FILES} ${CMAKE_SOURCE_DIR}/cmake/embed_run.cmake
-    COMMENT "Embedding ${E_SYMBOL}")
+    COMMENT "Embedding ${E_SYMBOL}"
+    VERBATIM)
   target_sources(${E_TARGET} PRIVATE ${out})
 endfunction()

@@ -29,7 +29,8 @@ absl::StatusOr<std::string> DefinitionName(const v1::EvaluateRequest& request) {
 absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name) {
   auto def = archive.GetDefinition(name);
   if (absl::IsNotFound(def.status())) {
-    return absl::NotFoundError(absl::StrCat("definition '", name, "' is not registered on this node"));
+    return absl::NotFoundError(
+        absl::StrCat("definition '", name, "' is not registered on this node"));
   }
   return def;
 }
@@ -38,27 +39,27 @@ absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& soluti
                            const NodeBackend& backend) {
   const v1::Solution& reference = def.native_reference();
   if (!def.has_native_reference() || reference.sources().empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "definition '", def.name(),
-        "' has no native_reference, and this node has no Python reference runner"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("definition '", def.name(),
+                     "' has no native_reference, and this node has no Python reference runner"));
   }
   const std::string& language = solution.spec().language();
   if (!Contains(backend.languages, language)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "solution.spec.language: '", language, "' does not run on backend '", backend.name,
-        "' (it runs ", absl::StrJoin(backend.languages, ", "), ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("solution.spec.language: '", language, "' does not run on backend '",
+                     backend.name, "' (it runs ", absl::StrJoin(backend.languages, ", "), ")"));
   }
   if (!Contains(backend.languages, reference.spec().language())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("definition '", def.name(), "': native_reference language '",
-                     reference.spec().language(), "' does not run on backend '", backend.name, "'"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "definition '", def.name(), "': native_reference language '", reference.spec().language(),
+        "' does not run on backend '", backend.name, "'"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<v1::Workload>> RunWorkloads(const v1::EvaluateRequest& request,
-                                                       const v1::Definition& def,
-                                                       Archive& archive, const Limits& limits) {
+                                                       const v1::Definition& def, Archive& archive,
+                                                       const Limits& limits) {
   if (request.workloads_size() > limits.max_workloads) {
     return absl::InvalidArgumentError(absl::StrCat("workloads: ", request.workloads_size(),
                                                    " given, at most ", limits.max_workloads));
@@ -88,8 +89,8 @@ const std::vector<std::string>& TimingModeNames() {
 
 absl::Status ValidateMode(const std::string& mode) {
   if (Contains(TimingModeNames(), mode)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("mode: '", mode, "' is not one of ",
-                                                 absl::StrJoin(TimingModeNames(), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("mode: '", mode, "' is not one of ", absl::StrJoin(TimingModeNames(), ", ")));
 }
 
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,

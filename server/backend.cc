@@ -44,7 +44,8 @@ const std::vector<std::string>& KnownBackendNames() {
 absl::StatusOr<std::vector<NodeBackend>> ResolveNodeBackends(const std::string& flag) {
   // Only the host backend is built into this kiln-harness; GPU backends join the list here
   // once their workers exist, and `auto` then prefers them.
-  if (flag == "auto" || flag == "host" || flag.empty()) return std::vector<NodeBackend>{HostBackend()};
+  if (flag == "auto" || flag == "host" || flag.empty())
+    return std::vector<NodeBackend>{HostBackend()};
   if (!IsKnown(flag)) return Unknown(flag);
   return Unavailable(flag);
 }

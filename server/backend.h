@@ -12,8 +12,8 @@
 namespace kiln {
 
 struct NodeBackend {
-  std::string name;                   // host | cuda | level_zero
-  std::string compile_target;         // the target passed to Compiler::Compile
+  std::string name;                    // host | cuda | level_zero
+  std::string compile_target;          // the target passed to Compiler::Compile
   std::vector<std::string> languages;  // solution languages this backend runs
   std::vector<std::string> devices;    // device names, indexed by device index
 };

@@ -8,20 +8,19 @@
 #ifndef KILN_SERVER_EVALUATE_REACTOR_H_
 #define KILN_SERVER_EVALUATE_REACTOR_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
-
-#include <grpcpp/grpcpp.h>
 
 #include "kiln/v1/harness.pb.h"
 #include "server/event_sink.h"
 
 namespace kiln {
 
-class EvaluateReactor final : public grpc::ServerWriteReactor<v1::EvaluateEvent>,
-                              public EventSink {
+class EvaluateReactor final : public grpc::ServerWriteReactor<v1::EvaluateEvent>, public EventSink {
  public:
   EvaluateReactor();
 
@@ -54,11 +53,11 @@ class EvaluateReactor final : public grpc::ServerWriteReactor<v1::EvaluateEvent>
   std::deque<v1::EvaluateEvent> pending_;  // guarded by mu_
   v1::EvaluateEvent writing_event_;        // owned by the write in flight
   bool writing_ = false;                   // guarded by mu_
-  bool closed_ = false;      // the final event is queued; guarded by mu_
-  bool broken_ = false;      // cancelled or a write failed; guarded by mu_
-  bool finishing_ = false;   // Finish was called; guarded by mu_
-  grpc::Status finish_status_;  // guarded by mu_
-  std::atomic<int> refs_{1};    // gRPC's, plus one while a run is attached
+  bool closed_ = false;                    // the final event is queued; guarded by mu_
+  bool broken_ = false;                    // cancelled or a write failed; guarded by mu_
+  bool finishing_ = false;                 // Finish was called; guarded by mu_
+  grpc::Status finish_status_;             // guarded by mu_
+  std::atomic<int> refs_{1};               // gRPC's, plus one while a run is attached
 };
 
 }  // namespace kiln

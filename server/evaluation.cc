@@ -216,8 +216,8 @@ void Evaluation::SendProgress(v1::RunState stage, int workload_index, const std:
 
 void Evaluation::Archived(const absl::Status& status, const char* what) const {
   if (status.ok()) return;
-  LogLine(node_.quiet, absl::StrCat("run ", run_id(), ": archive ", what, " failed: ",
-                                    status.ToString()));
+  LogLine(node_.quiet,
+          absl::StrCat("run ", run_id(), ": archive ", what, " failed: ", status.ToString()));
 }
 
 std::string Evaluation::WorkloadLabel(int index) const {
@@ -231,8 +231,7 @@ void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDeta
   trace.set_solution(admitted_.solution.name());
   v1::Environment* env = evaluation.mutable_environment();
   const auto& devices = admitted_.backend->devices;
-  env->set_hardware(device_index_ < static_cast<int>(devices.size()) ? devices[device_index_]
-                                                                     : "");
+  env->set_hardware(device_index_ < static_cast<int>(devices.size()) ? devices[device_index_] : "");
   env->mutable_libs()->insert(node_.libs.begin(), node_.libs.end());
   evaluation.set_timestamp(Iso8601(absl::Now()));
   *trace.mutable_evaluation() = std::move(evaluation);
@@ -241,7 +240,8 @@ void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDeta
   Archived(node_.archive->PutTrace(run_id(), index, trace), "PutTrace");
   traces_[index] = trace;
   SendProgress(state_, index,
-               absl::StrCat(WorkloadLabel(index), ": ", std::string(StatusName(trace.evaluation().status()))),
+               absl::StrCat(WorkloadLabel(index), ": ",
+                            std::string(StatusName(trace.evaluation().status()))),
                &trace);
 }
 
@@ -284,9 +284,10 @@ void Evaluation::Finish() {
   run_.set_timing_s(clock_.timing_s());
   run_.set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
   Archived(node_.archive->FinishRun(run_), "FinishRun");
-  LogLine(node_.quiet, absl::StrFormat("run %s finished: %s%s%s (%.1f s)", run_id(),
-                                       std::string(StatusName(run_.status())), run_.reason().empty() ? "" : ": ",
-                                       run_.reason(), SecondsSince(admitted_at_)));
+  LogLine(node_.quiet,
+          absl::StrFormat("run %s finished: %s%s%s (%.1f s)", run_id(),
+                          std::string(StatusName(run_.status())), run_.reason().empty() ? "" : ": ",
+                          run_.reason(), SecondsSince(admitted_at_)));
   sink_->Close(FinalEvent());
   sink_ = nullptr;
 }

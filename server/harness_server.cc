@@ -1,6 +1,9 @@
 #include "server/harness_server.h"
 
 #include <fcntl.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,10 +12,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -53,8 +52,8 @@ absl::StatusOr<std::string> FindIncludeDir(const std::string& configured) {
   for (const std::string& dir : candidates) {
     if (HasAbiHeader(dir)) return dir;
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "kiln/abi.h not found in ", candidates[0], " or ", candidates[1], "; set include_dir"));
+  return absl::FailedPreconditionError(absl::StrCat("kiln/abi.h not found in ", candidates[0],
+                                                    " or ", candidates[1], "; set include_dir"));
 }
 
 absl::StatusOr<std::string> FindWorker(const std::string& configured) {
@@ -174,8 +173,9 @@ absl::Status HarnessServerImpl::OpenArchive() {
   auto interrupted = archive_->MarkInterrupted();
   if (!interrupted.ok()) return interrupted.status();
   if (*interrupted > 0) {
-    LogLine(options_.quiet, absl::StrCat(*interrupted, " run(s) of a previous process marked "
-                                                       "INTERRUPTED"));
+    LogLine(options_.quiet, absl::StrCat(*interrupted,
+                                         " run(s) of a previous process marked "
+                                         "INTERRUPTED"));
   }
   auto names = RegisterBuiltins(*archive_);
   if (!names.ok()) return names.status();
@@ -221,8 +221,8 @@ absl::Status HarnessServerImpl::Open() {
   context.admission.limits.max_workload_bytes = options_.max_workload_bytes;
   context.admission.default_mode = options_.default_mode;
   context.admission.backends = &backends_;
-  context.facts = NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(),
-                            options_.default_mode};
+  context.facts =
+      NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(), options_.default_mode};
   context.builtin_definitions = builtin_names_;
   service_ = std::make_unique<HarnessService>(std::move(context));
   return absl::OkStatus();
@@ -244,9 +244,9 @@ absl::Status HarnessServerImpl::Listen() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
   address_ = absl::StrCat(options_.listen.substr(0, options_.listen.rfind(':')), ":", port);
-  LogLine(options_.quiet, absl::StrCat("serving on ", address_, " (backend ", backends_[0].name,
-                                       ", mode ", options_.default_mode, ", data dir ",
-                                       options_.data_dir, ")"));
+  LogLine(options_.quiet,
+          absl::StrCat("serving on ", address_, " (backend ", backends_[0].name, ", mode ",
+                       options_.default_mode, ", data dir ", options_.data_dir, ")"));
   return absl::OkStatus();
 }
 

@@ -18,7 +18,7 @@ std::string CpuModelName();
 // The fixed part of a node's description.
 struct NodeFacts {
   std::string version;
-  std::vector<NodeBackend> backends;  // the first is the default
+  std::vector<NodeBackend> backends;                            // the first is the default
   std::vector<std::pair<std::string, std::string>> toolchains;  // name, version
   std::string default_mode;
 };

@@ -25,7 +25,8 @@ namespace {
 // OUT_OF_RANGE for a size other than `expected_bytes`; anything else for an unreadable file.
 absl::StatusOr<std::string> ReadOutputFile(const std::string& claimed, const std::string& dir,
                                            int64_t expected_bytes) {
-  const std::string path = absl::StartsWith(claimed, "/") ? claimed : absl::StrCat(dir, "/", claimed);
+  const std::string path =
+      absl::StartsWith(claimed, "/") ? claimed : absl::StrCat(dir, "/", claimed);
   char resolved[PATH_MAX];
   if (::realpath(path.c_str(), resolved) == nullptr) {
     return absl::NotFoundError(absl::StrCat("no such file: ", claimed));
@@ -42,8 +43,7 @@ absl::StatusOr<std::string> ReadOutputFile(const std::string& claimed, const std
   }
   if (st.st_size != expected_bytes) {
     ::close(fd);
-    return absl::OutOfRangeError(
-        absl::StrCat(st.st_size, " bytes, expected ", expected_bytes));
+    return absl::OutOfRangeError(absl::StrCat(st.st_size, " bytes, expected ", expected_bytes));
   }
   std::string content(static_cast<size_t>(expected_bytes), '\0');
   size_t off = 0;
@@ -119,7 +119,8 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   }
   if (got->dtype() != spec.dtype()) {
     Fail(v, v1::INCORRECT_DTYPE, where,
-         absl::StrCat("dtype ", std::string(DTypeName(got->dtype())), ", expected ", std::string(DTypeName(spec.dtype()))));
+         absl::StrCat("dtype ", std::string(DTypeName(got->dtype())), ", expected ",
+                      std::string(DTypeName(spec.dtype()))));
     return false;
   }
   std::vector<int64_t> got_shape(got->shape().begin(), got->shape().end());

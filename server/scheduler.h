@@ -56,15 +56,15 @@ class Scheduler {
   const int max_queue_;
   std::vector<std::string> backend_names_;
   mutable std::mutex mu_;
-  std::condition_variable work_;  // a queue changed, or stopping_
-  std::condition_variable idle_;  // reserved_ went down
-  std::deque<std::shared_ptr<Evaluation>> compile_queue_;          // guarded by mu_
+  std::condition_variable work_;                           // a queue changed, or stopping_
+  std::condition_variable idle_;                           // reserved_ went down
+  std::deque<std::shared_ptr<Evaluation>> compile_queue_;  // guarded by mu_
   std::vector<std::deque<std::shared_ptr<Evaluation>>> device_queues_;  // per backend; mu_
   std::vector<std::vector<bool>> busy_;  // [backend][device]; guarded by mu_
-  int reserved_ = 0;   // admitted, unfinished; guarded by mu_
-  int compiling_ = 0;  // guarded by mu_
-  bool admitting_ = true;   // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
+  int reserved_ = 0;                     // admitted, unfinished; guarded by mu_
+  int compiling_ = 0;                    // guarded by mu_
+  bool admitting_ = true;                // guarded by mu_
+  bool stopping_ = false;                // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

@@ -123,7 +123,8 @@ absl::Status HarnessService::DoListRuns(const v1::ListRunsRequest& request,
   RunFilter filter;
   filter.definition = request.definition();
   filter.status = request.status();
-  filter.limit = request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
+  filter.limit =
+      request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
   filter.page_token = request.page_token();
   auto runs = context_.node->archive->ListRuns(filter);
   if (!runs.ok()) return runs.status();
@@ -150,9 +151,9 @@ absl::Status HarnessService::DoGetArtifact(const v1::GetArtifactRequest& request
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* HarnessService::ListDefinitions(
-    grpc::CallbackServerContext* ctx, const v1::ListDefinitionsRequest* request,
-    v1::ListDefinitionsResponse* response) {
+grpc::ServerUnaryReactor* HarnessService::ListDefinitions(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListDefinitionsRequest* request,
+                                                          v1::ListDefinitionsResponse* response) {
   auto list = context_.node->archive->ListDefinitions();
   if (list.ok()) *response = *std::move(list);
   return Reply(ctx, list.status());

@@ -4,10 +4,10 @@
 #ifndef KILN_SERVER_SERVICE_H_
 #define KILN_SERVER_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <set>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
 #include "kiln/v1/harness.grpc.pb.h"

@@ -178,12 +178,12 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   const int trials = TrialsFor(job.mode, *config);
   const v1::WorkerRequest base = BaseRequest(node, job, *config, trials);
   const std::string& device = job.backend->devices[job.device_index];
-  const std::string cache_key = ReferenceTimingCache::Key(
-      job.reference->cache_key, *job.workload, job.mode, job.backend->name, device);
+  const std::string cache_key = ReferenceTimingCache::Key(job.reference->cache_key, *job.workload,
+                                                          job.mode, job.backend->name, device);
   std::optional<v1::TimingResult> cached = node.reference_timings->Find(cache_key);
 
-  RoleRun ref = RunRole(node, job, base, *job.reference, "reference", !cached.has_value(),
-                        on_stage, cancel);
+  RoleRun ref =
+      RunRole(node, job, base, *job.reference, "reference", !cached.has_value(), on_stage, cancel);
   if (!AcceptReference(ref, cancel, out)) return out;
   const v1::TimingResult ref_timing = cached ? *cached : ref.result.timing();
   if (!cached) node.reference_timings->Store(cache_key, ref_timing);

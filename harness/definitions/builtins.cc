@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/string_view.h"
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "harness/common/embedded_file.h"
@@ -16,7 +18,7 @@ extern const int kBuiltinDefinitionFiles_count;
 
 namespace {
 
-const EmbeddedFile* FindFile(std::string_view name) {
+const EmbeddedFile* FindFile(absl::string_view name) {
   for (int i = 0; i < kBuiltinDefinitionFiles_count; ++i) {
     if (name == kBuiltinDefinitionFiles[i].name) return &kBuiltinDefinitionFiles[i];
   }
@@ -31,7 +33,7 @@ absl::StatusOr<std::vector<BuiltinDefinition>> LoadBuiltinDefinitions() {
   std::vector<BuiltinDefinition> out;
   for (int i = 0; i < kBuiltinDefinitionFiles_count; ++i) {
     const EmbeddedFile& f = kBuiltinDefinitionFiles[i];
-    std::string_view name = f.name;
+    absl::string_view name = f.name;
     if (!absl::EndsWith(name, ".json") || absl::EndsWith(name, ".solution.json")) continue;
     auto def = ParseDefinitionJson(Content(f));
     if (!def.ok()) {

@@ -58,7 +58,7 @@ uint32_t RoundToMinifloat(uint32_t a, int man_bits, int bias) {
   } else {
     sig |= 0x800000u;
   }
-  const int e = exp_field - 127;  // value = sig * 2^(e - 23)
+  const int e = exp_field - 127;        // value = sig * 2^(e - 23)
   const int t = std::max(e, 1 - bias);  // exponent of the target's quantum (subnormals pinned)
   const int shift = 23 - man_bits + (t - e);
   if (shift >= 25) return 0;  // below half the smallest subnormal (sig < 2^24)
@@ -164,9 +164,7 @@ int DTypeBits(DType t) {
   return info ? info->bits : 0;
 }
 
-int64_t DTypeStorageBytes(DType t, int64_t numel) {
-  return (numel * DTypeBits(t) + 7) / 8;
-}
+int64_t DTypeStorageBytes(DType t, int64_t numel) { return (numel * DTypeBits(t) + 7) / 8; }
 
 bool DTypeIsFloat(DType t) {
   const DTypeInfo* info = Find(t);
@@ -247,29 +245,43 @@ uint8_t FloatToFp4E2m1(float f) {
 
 double LoadAsDouble(DType t, const void* base, int64_t i) {
   switch (t) {
-    case v1::DTYPE_FLOAT32: return LoadElement<float>(base, i);
-    case v1::DTYPE_FLOAT64: return LoadElement<double>(base, i);
-    case v1::DTYPE_FLOAT16: return F16ToFloat(LoadElement<uint16_t>(base, i));
-    case v1::DTYPE_BFLOAT16: return Bf16ToFloat(LoadElement<uint16_t>(base, i));
-    case v1::DTYPE_FLOAT8_E4M3FN: return Fp8E4m3ToFloat(LoadElement<uint8_t>(base, i));
-    case v1::DTYPE_FLOAT8_E5M2: return Fp8E5m2ToFloat(LoadElement<uint8_t>(base, i));
+    case v1::DTYPE_FLOAT32:
+      return LoadElement<float>(base, i);
+    case v1::DTYPE_FLOAT64:
+      return LoadElement<double>(base, i);
+    case v1::DTYPE_FLOAT16:
+      return F16ToFloat(LoadElement<uint16_t>(base, i));
+    case v1::DTYPE_BFLOAT16:
+      return Bf16ToFloat(LoadElement<uint16_t>(base, i));
+    case v1::DTYPE_FLOAT8_E4M3FN:
+      return Fp8E4m3ToFloat(LoadElement<uint8_t>(base, i));
+    case v1::DTYPE_FLOAT8_E5M2:
+      return Fp8E5m2ToFloat(LoadElement<uint8_t>(base, i));
     case v1::DTYPE_FLOAT4_E2M1: {
       const uint8_t byte = static_cast<const uint8_t*>(base)[i / 2];
       return Fp4E2m1ToFloat(i % 2 == 0 ? (byte & 0xfu) : (byte >> 4));
     }
-    case v1::DTYPE_INT64: return static_cast<double>(LoadElement<int64_t>(base, i));
-    case v1::DTYPE_INT32: return LoadElement<int32_t>(base, i);
-    case v1::DTYPE_INT16: return LoadElement<int16_t>(base, i);
-    case v1::DTYPE_INT8: return LoadElement<int8_t>(base, i);
-    case v1::DTYPE_BOOL: return LoadElement<uint8_t>(base, i) != 0 ? 1.0 : 0.0;
-    default: return 0.0;
+    case v1::DTYPE_INT64:
+      return static_cast<double>(LoadElement<int64_t>(base, i));
+    case v1::DTYPE_INT32:
+      return LoadElement<int32_t>(base, i);
+    case v1::DTYPE_INT16:
+      return LoadElement<int16_t>(base, i);
+    case v1::DTYPE_INT8:
+      return LoadElement<int8_t>(base, i);
+    case v1::DTYPE_BOOL:
+      return LoadElement<uint8_t>(base, i) != 0 ? 1.0 : 0.0;
+    default:
+      return 0.0;
   }
 }
 
 void StoreFromDouble(DType t, void* base, int64_t i, double v) {
   switch (t) {
-    case v1::DTYPE_FLOAT32: return StoreElement<float>(base, i, static_cast<float>(v));
-    case v1::DTYPE_FLOAT64: return StoreElement<double>(base, i, v);
+    case v1::DTYPE_FLOAT32:
+      return StoreElement<float>(base, i, static_cast<float>(v));
+    case v1::DTYPE_FLOAT64:
+      return StoreElement<double>(base, i, v);
     case v1::DTYPE_FLOAT16:
       return StoreElement<uint16_t>(base, i, FloatToF16(DoubleToFloatRoundToOdd(v)));
     case v1::DTYPE_BFLOAT16:
@@ -285,12 +297,18 @@ void StoreFromDouble(DType t, void* base, int64_t i, double v) {
                         : static_cast<uint8_t>((byte & 0x0fu) | (nibble << 4));
       return;
     }
-    case v1::DTYPE_INT64: return StoreElement<int64_t>(base, i, SaturateToInt<int64_t>(v));
-    case v1::DTYPE_INT32: return StoreElement<int32_t>(base, i, SaturateToInt<int32_t>(v));
-    case v1::DTYPE_INT16: return StoreElement<int16_t>(base, i, SaturateToInt<int16_t>(v));
-    case v1::DTYPE_INT8: return StoreElement<int8_t>(base, i, SaturateToInt<int8_t>(v));
-    case v1::DTYPE_BOOL: return StoreElement<uint8_t>(base, i, v != 0.0 ? 1 : 0);
-    default: return;
+    case v1::DTYPE_INT64:
+      return StoreElement<int64_t>(base, i, SaturateToInt<int64_t>(v));
+    case v1::DTYPE_INT32:
+      return StoreElement<int32_t>(base, i, SaturateToInt<int32_t>(v));
+    case v1::DTYPE_INT16:
+      return StoreElement<int16_t>(base, i, SaturateToInt<int16_t>(v));
+    case v1::DTYPE_INT8:
+      return StoreElement<int8_t>(base, i, SaturateToInt<int8_t>(v));
+    case v1::DTYPE_BOOL:
+      return StoreElement<uint8_t>(base, i, v != 0.0 ? 1 : 0);
+    default:
+      return;
   }
 }
 

@@ -32,9 +32,10 @@ absl::StatusOr<std::vector<v1::Workload>> ParseWorkloadsJsonl(std::string_view c
 absl::StatusOr<v1::Solution> ParseSolutionJson(std::string_view json);
 std::string SolutionToJson(const v1::Solution& s, int indent = 2);
 
-// Traces. kiln-only statuses (REJECTED, CANCELLED, INTERRUPTED) are exported as the nearest
-// official status (RUNTIME_ERROR, RUNTIME_ERROR, RUNTIME_ERROR) with the exact one kept in
-// correctness.extra.kiln_status when `export_kiln_extensions` is false.
+// Traces. With `export_kiln_extensions` false, kiln-only statuses (REJECTED, CANCELLED,
+// INTERRUPTED) are exported as RUNTIME_ERROR, the nearest official status, without correctness
+// or performance (flashinfer-bench refuses them on a RUNTIME_ERROR); the log then starts with
+// "kiln status: REJECTED: <reason>".
 absl::StatusOr<v1::Trace> ParseTraceJson(std::string_view json);
 std::string TraceToJson(const v1::Trace& t, bool export_kiln_extensions = true, int indent = -1);
 

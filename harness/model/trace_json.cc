@@ -146,16 +146,17 @@ bool IsKilnOnlyStatus(v1::EvaluationStatus s) {
   return s == v1::REJECTED || s == v1::CANCELLED || s == v1::INTERRUPTED;
 }
 
-// flashinfer-bench knows seven statuses: kiln's own ones are written as RUNTIME_ERROR, and the
-// exact status and its reason go to correctness.extra so that nothing is lost.
+// flashinfer-bench knows seven statuses and refuses a RUNTIME_ERROR that carries correctness or
+// performance: kiln's own statuses are written as RUNTIME_ERROR without them, and the exact
+// status and its reason lead the log so that nothing is lost and the file still loads there.
 void MapKilnOnlyStatus(const v1::Trace& t, Json* evaluation) {
   (*evaluation)["status"] = std::string(StatusName(v1::RUNTIME_ERROR));
-  Json& correctness = (*evaluation)["correctness"];
-  if (correctness.is_null()) correctness = WriteCorrectness(v1::Correctness());
-  Json& extra = correctness["extra"];
-  if (!extra.is_object()) extra = Json::object();
-  extra["kiln_status"] = std::string(StatusName(t.evaluation().status()));
-  extra["reason"] = t.kiln().reason();
+  (*evaluation)["correctness"] = nullptr;
+  (*evaluation)["performance"] = nullptr;
+  std::string head = "kiln status: " + std::string(StatusName(t.evaluation().status()));
+  if (!t.kiln().reason().empty()) head += ": " + t.kiln().reason();
+  const std::string& log = t.evaluation().log();
+  (*evaluation)["log"] = log.empty() ? head : head + "\n" + log;
 }
 
 Json WriteEvaluation(const v1::Trace& t, bool export_kiln_extensions) {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -192,7 +191,10 @@ absl::Status ValidateScalarValue(const std::string& value_json, const std::strin
   const nlohmann::json value =
       nlohmann::json::parse(value_json, nullptr, /*allow_exceptions=*/false);
   if (value.is_number() || value.is_boolean()) return absl::OkStatus();
-  return Invalid(path, absl::StrCat("expected a number or bool, got '", value_json, "'"));
+  constexpr size_t kShown = 40;  // value_json comes off the wire: quote only its start
+  const std::string shown =
+      value_json.size() > kShown ? absl::StrCat(value_json.substr(0, kShown), "...") : value_json;
+  return Invalid(path, absl::StrCat("expected a number or bool, got '", shown, "'"));
 }
 
 absl::Status ValidateWorkloadInput(const v1::TensorSpec& spec, const v1::WorkloadInput& in,

@@ -39,7 +39,7 @@ class NoiseCriterion {
   double min_time_ms_;
   int64_t count_ = 0;
   double total_ms_ = 0;
-  double mean_ = 0, m2_ = 0;  // Welford running mean and sum of squared deviations
+  double mean_ = 0, m2_ = 0;   // Welford running mean and sum of squared deviations
   std::vector<double> noise_;  // ring buffer of the last kWindow noise values
   size_t noise_next_ = 0;
   double last_noise_ = 0;

@@ -194,8 +194,8 @@ absl::Status FixedMode(const Run& run, v1::TimingResult* result) {
   const std::string& mode = run.config.mode();
   std::vector<double> samples;
   int64_t throttled = 0;
-  if (absl::Status s = RunFixed(run, /*flush_warmup=*/mode == "official", result, &samples,
-                                &throttled);
+  if (absl::Status s =
+          RunFixed(run, /*flush_warmup=*/mode == "official", result, &samples, &throttled);
       !s.ok()) {
     return s;
   }
@@ -243,8 +243,8 @@ absl::StatusOr<v1::TimingConfig> DefaultTimingConfig(const std::string& mode) {
     c.set_max_seconds(15);
     c.set_flush_bytes(0);
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown timing mode '", mode, "' (expected official, kernelbench or robust)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown timing mode '", mode,
+                                                   "' (expected official, kernelbench or robust)"));
   }
   return c;
 }
@@ -253,8 +253,8 @@ absl::StatusOr<v1::TimingResult> RunTimingProtocol(const v1::TimingConfig& confi
                                                    TimedDevice& device, const TimedCall& work) {
   const std::string& mode = config.mode();
   if (mode != "official" && mode != "kernelbench" && mode != "robust") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown timing mode '", mode, "' (expected official, kernelbench or robust)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown timing mode '", mode,
+                                                   "' (expected official, kernelbench or robust)"));
   }
   if (absl::Status s = Validate(config, work); !s.ok()) return s;
   const Run run{config, device, work, ResolveFlushBytes(config, device)};

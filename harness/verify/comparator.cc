@@ -70,13 +70,11 @@ void VisitTyped(Tally& t, v1::DType dtype, const void* got, const void* expected
     case v1::DTYPE_FLOAT64:
       return VisitAll(t, numel, tol, [&](int b, int64_t i) { return Read<double>(bufs[b], i); });
     case v1::DTYPE_BFLOAT16:
-      return VisitAll(t, numel, tol, [&](int b, int64_t i) {
-        return Bf16ToFloat(Read<uint16_t>(bufs[b], i));
-      });
+      return VisitAll(t, numel, tol,
+                      [&](int b, int64_t i) { return Bf16ToFloat(Read<uint16_t>(bufs[b], i)); });
     case v1::DTYPE_FLOAT16:
-      return VisitAll(t, numel, tol, [&](int b, int64_t i) {
-        return F16ToFloat(Read<uint16_t>(bufs[b], i));
-      });
+      return VisitAll(t, numel, tol,
+                      [&](int b, int64_t i) { return F16ToFloat(Read<uint16_t>(bufs[b], i)); });
     default:
       return VisitAll(t, numel, tol,
                       [&](int b, int64_t i) { return LoadAsDouble(dtype, bufs[b], i); });

@@ -37,8 +37,8 @@ absl::Status FillScalar(const v1::TensorSpec& spec, const v1::WorkloadInput& inp
   const std::string where = absl::StrCat("input '", spec.name(), "' (scalar)");
   Json j = Json::parse(input.value_json(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": value is not JSON: ",
-                                                   input.value_json()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": value is not JSON: ", input.value_json()));
   }
   const v1::DType t = spec.dtype();
   if (!j.is_boolean() && !j.is_number()) {
@@ -47,9 +47,9 @@ absl::Status FillScalar(const v1::TensorSpec& spec, const v1::WorkloadInput& inp
   if (j.is_number_float() && !DTypeIsFloat(t) && t != v1::DTYPE_BOOL) {
     const double v = j.get<double>();
     if (v != std::trunc(v)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": value ", input.value_json(), " is not an integer but the dtype is ",
-                       std::string(DTypeName(t))));
+      return absl::InvalidArgumentError(absl::StrCat(where, ": value ", input.value_json(),
+                                                     " is not an integer but the dtype is ",
+                                                     std::string(DTypeName(t))));
     }
   }
   if (t == v1::DTYPE_INT64 && j.is_number_integer()) {

@@ -54,7 +54,11 @@ void PhiloxBatch(uint64_t counter_hi, uint64_t first_block, uint64_t key, Words*
 
 // The normal transform runs in float32 with fixed polynomials instead of libm, for speed and so
 // that the bits do not depend on the libm a node happens to have: only +, -, *, / and sqrt are
-// used, which IEEE 754 rounds identically everywhere (kiln builds without FP contraction).
+// used, which IEEE 754 rounds identically everywhere, provided nothing is fused into an FMA
+// (GCC in ISO C++ mode does not contract; clang is told so below).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 
 // -2 ln(u) for u in (0, 1): u = m * 2^e with m in [sqrt(1/2), sqrt(2)), and
 // ln m = 2 atanh(s) = 2 (s + s^3/3 + ... + s^9/9) with s = (m - 1) / (m + 1), |s| < 0.172.
@@ -79,14 +83,16 @@ inline void PolarToCartesian(float r, uint32_t w, float* x_out, float* y_out) {
   constexpr float kEighthTurn = 0.785398163397448310f;
   constexpr float kSqrtHalf = 0.707106781186547524f;
   const uint32_t quadrant = w >> 30;
-  const float x = (static_cast<float>((w >> 6) & 0xffffffu) + 0.5f) * kQuarterTurnStep - kEighthTurn;
+  const float x =
+      (static_cast<float>((w >> 6) & 0xffffffu) + 0.5f) * kQuarterTurnStep - kEighthTurn;
   const float x2 = x * x;
   const float sin_x =
-      x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
+      x *
+      (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
   const float cos_x =
-      1.0f + x2 * (-1.0f / 2 +
-                   x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 +
-                                                                 x2 * (-1.0f / 3628800)))));
+      1.0f +
+      x2 * (-1.0f / 2 +
+            x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
   const uint32_t sin_phi = std::bit_cast<uint32_t>((sin_x + cos_x) * kSqrtHalf);
   const uint32_t cos_phi = std::bit_cast<uint32_t>((cos_x - sin_x) * kSqrtHalf);
   // Rotate by the quadrant without branches: odd quadrants swap cos and sin; the signs of
@@ -157,9 +163,10 @@ void Put(void* dst, int64_t i, T v) {
 }
 
 // Round to nearest even of a finite float into the IEEE-style format with kExp exponent bits
-// and kMan mantissa bits (bias 2^(kExp-1) - 1), for |f| within the format's normal range: the exponent is rebiased in place and the carry of
-// the rounding add moves into it. Values below the normal range take `slow` (dtype.h's exact
-// conversion); the result equals that conversion everywhere in range (the tests compare them).
+// and kMan mantissa bits (bias 2^(kExp-1) - 1), for |f| within the format's normal range: the
+// exponent is rebiased in place and the carry of the rounding add moves into it. Values below the
+// normal range take `slow` (dtype.h's exact conversion); the result equals that conversion
+// everywhere in range (the tests compare them).
 template <int kExp, int kMan, typename Slow>
 inline uint32_t RoundNormalRange(float f, Slow slow) {
   constexpr int kBias = (1 << (kExp - 1)) - 1;

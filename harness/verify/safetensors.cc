@@ -86,8 +86,9 @@ absl::StatusOr<Entry> ParseEntry(const Json& j, const std::string& where) {
 absl::Status CheckEntry(const Entry& e, v1::DType dtype, const std::vector<int64_t>& shape,
                         uint64_t data_bytes, const std::string& where) {
   if (e.dtype != dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": dtype ", std::string(DTypeName(e.dtype)),
-                                      " but the definition says ", std::string(DTypeName(dtype))));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": dtype ", std::string(DTypeName(e.dtype)),
+                     " but the definition says ", std::string(DTypeName(dtype))));
   }
   if (e.shape != shape) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": shape ", ShapeString(e.shape),
@@ -97,8 +98,8 @@ absl::Status CheckEntry(const Entry& e, v1::DType dtype, const std::vector<int64
   for (int64_t d : shape) numel *= d;
   const uint64_t want = static_cast<uint64_t>(DTypeStorageBytes(dtype, numel));
   if (e.end - e.begin != want) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": holds ", e.end - e.begin,
-                                                   " bytes, expected ", want));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": holds ", e.end - e.begin, " bytes, expected ", want));
   }
   if (e.end > data_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": data_offsets run past the file"));
@@ -110,11 +111,16 @@ absl::Status CheckEntry(const Entry& e, v1::DType dtype, const std::vector<int64
 
 absl::StatusOr<v1::DType> DTypeFromSafetensors(std::string_view name) {
   static constexpr std::pair<std::string_view, v1::DType> kNames[] = {
-      {"F64", v1::DTYPE_FLOAT64},     {"F32", v1::DTYPE_FLOAT32},
-      {"F16", v1::DTYPE_FLOAT16},     {"BF16", v1::DTYPE_BFLOAT16},
-      {"F8_E4M3", v1::DTYPE_FLOAT8_E4M3FN}, {"F8_E5M2", v1::DTYPE_FLOAT8_E5M2},
-      {"I64", v1::DTYPE_INT64},       {"I32", v1::DTYPE_INT32},
-      {"I16", v1::DTYPE_INT16},       {"I8", v1::DTYPE_INT8},
+      {"F64", v1::DTYPE_FLOAT64},
+      {"F32", v1::DTYPE_FLOAT32},
+      {"F16", v1::DTYPE_FLOAT16},
+      {"BF16", v1::DTYPE_BFLOAT16},
+      {"F8_E4M3", v1::DTYPE_FLOAT8_E4M3FN},
+      {"F8_E5M2", v1::DTYPE_FLOAT8_E5M2},
+      {"I64", v1::DTYPE_INT64},
+      {"I32", v1::DTYPE_INT32},
+      {"I16", v1::DTYPE_INT16},
+      {"I8", v1::DTYPE_INT8},
       {"BOOL", v1::DTYPE_BOOL},
   };
   for (const auto& [n, t] : kNames) {
@@ -124,8 +130,8 @@ absl::StatusOr<v1::DType> DTypeFromSafetensors(std::string_view name) {
       absl::StrCat("unsupported safetensors dtype '", std::string(name), "'"));
 }
 
-absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key,
-                                   v1::DType dtype, const std::vector<int64_t>& shape, void* dst) {
+absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key, v1::DType dtype,
+                                   const std::vector<int64_t>& shape, void* dst) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::FailedPreconditionError(absl::StrCat("safetensors blob missing: ", path));

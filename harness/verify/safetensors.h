@@ -27,8 +27,8 @@ absl::StatusOr<v1::DType> DTypeFromSafetensors(std::string_view name);
 // after checking that its dtype and shape are `dtype` and `shape`. A missing file is
 // FAILED_PRECONDITION "safetensors blob missing: <path>"; a malformed file, an absent key or a
 // dtype/shape mismatch is INVALID_ARGUMENT naming the path and the key.
-absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key,
-                                   v1::DType dtype, const std::vector<int64_t>& shape, void* dst);
+absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key, v1::DType dtype,
+                                   const std::vector<int64_t>& shape, void* dst);
 
 }  // namespace kiln
 

@@ -1,9 +1,8 @@
 // Input the CLI or the harness must refuse: exit 2, a message naming the field, no run archived.
-#include <fstream>
-#include <regex>
-
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/integration/harness_instance.h"
 
@@ -13,8 +12,8 @@ namespace {
 
 Completed SubmitFile(const std::string& definition, const std::string& solution,
                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"submit", "--definition", definition, "--solution", solution,
-                                "--mode", "kernelbench"};
+  std::vector<std::string> args{"submit", "--definition", definition,   "--solution",
+                                solution, "--mode",       "kernelbench"};
   args.insert(args.end(), extra.begin(), extra.end());
   return SharedHarness().Kiln(args);
 }
@@ -82,8 +81,8 @@ TEST_CASE("bad input exits 2 naming the field and archives nothing") {
     Completed r = SubmitFile("scale_add_f32", dir.path());
     INFO(r.Describe());
     CHECK(r.exit_code == 2);
-    CHECK(std::regex_search(r.err, std::regex("sources|source bytes|too large",
-                                              std::regex::icase)));
+    CHECK(
+        std::regex_search(r.err, std::regex("sources|source bytes|too large", std::regex::icase)));
   }
   SECTION("an unknown flag") {
     Completed r = SubmitFile("scale_add_f32", DataPath("solutions/correct"), {"--foo"});

@@ -5,11 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <regex>
-
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/integration/harness_instance.h"
 

@@ -2,13 +2,12 @@
 
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
-
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 namespace kiln::testing {
 
@@ -25,9 +24,8 @@ Completed Kiln(const std::vector<std::string>& args, double timeout_s) {
 }
 
 HarnessInstance::HarnessInstance(std::string data_dir) : data_dir_(std::move(data_dir)) {
-  child_.emplace(Child::Start({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir",
-                               data_dir_, "--quiet", "--worker-timeout-s",
-                               std::to_string(kWorkerTimeoutS)},
+  child_.emplace(Child::Start({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir", data_dir_,
+                               "--quiet", "--worker-timeout-s", std::to_string(kWorkerTimeoutS)},
                               logs_ / "stdout", logs_ / "stderr"));
   static const std::regex kListening("kiln-harness listening on (\\S+)");
   double deadline = NowSeconds() + 60;
@@ -89,9 +87,8 @@ HarnessInstance& SharedHarness() {
   static std::unique_ptr<Shared> shared;
   if (!shared) {
     shared = std::make_unique<Shared>();
-    Completed added =
-        shared->harness.Kiln({"defs", "add", DataPath("scale_add_f32.json"), "--workloads",
-                              DataPath("scale_add_f32.jsonl")});
+    Completed added = shared->harness.Kiln({"defs", "add", DataPath("scale_add_f32.json"),
+                                            "--workloads", DataPath("scale_add_f32.jsonl")});
     INFO(added.Describe());
     REQUIRE(added.exit_code == 0);
   }

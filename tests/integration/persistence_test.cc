@@ -2,12 +2,11 @@
 // INTERRUPTED after the restart.
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
-
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "tests/integration/harness_instance.h"
 
@@ -24,8 +23,8 @@ void AddDefinition(const HarnessInstance& harness) {
 }
 
 std::vector<std::string> SubmitArgs(const HarnessInstance& harness, const std::string& solution) {
-  return {KilnBinary(),   "--server", harness.address(), "submit",
-          "--definition", "scale_add_f32", "--solution", DataPath("solutions/" + solution),
+  return {KilnBinary(),   "--server",      harness.address(), "submit",
+          "--definition", "scale_add_f32", "--solution",      DataPath("solutions/" + solution),
           "--mode",       "kernelbench"};
 }
 
@@ -94,8 +93,8 @@ TEST_CASE("a run cut off by SIGKILL of the harness is INTERRUPTED after the rest
   {
     HarnessInstance harness(dir / "data");
     AddDefinition(harness);
-    Child client = Child::Start(SubmitArgs(harness, "endless_loop"), dir / "client.out",
-                                dir / "client.err");
+    Child client =
+        Child::Start(SubmitArgs(harness, "endless_loop"), dir / "client.out", dir / "client.err");
     // Kill once the candidate is spinning in its worker.
     bool verifying = WaitFor(
         [&] {

@@ -1,8 +1,7 @@
 // kiln submit against a real kiln-harness: one solution per verdict.
-#include <regex>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/integration/harness_instance.h"
 
@@ -15,13 +14,9 @@ namespace {
 // on the one-workload file unless `all_workloads`.
 Completed Submit(const std::string& solution, std::vector<std::string> extra = {},
                  bool all_workloads = false) {
-  std::vector<std::string> args{"submit",
-                                "--definition",
-                                "scale_add_f32",
-                                "--solution",
-                                DataPath("solutions/" + solution),
-                                "--mode",
-                                "kernelbench"};
+  std::vector<std::string> args{
+      "submit", "--definition", "scale_add_f32", "--solution", DataPath("solutions/" + solution),
+      "--mode", "kernelbench"};
   if (!all_workloads) {
     args.insert(args.end(), {"--workloads", DataPath("scale_add_f32_single.jsonl")});
   }
@@ -72,7 +67,8 @@ TEST_CASE("a correct solution folder passes and the table shows every workload")
   CHECK(Contains(r.out, "latency ms"));
   CHECK(Contains(r.out, "speedup"));
   for (const char* uuid : {"5ca1eadd", "n=1000", "n=4096", "n=65536"}) CHECK(Contains(r.out, uuid));
-  std::regex summary("run \\S+: PASSED \\(3/3 workloads\\), mean speedup [0-9.]+x, mode kernelbench");
+  std::regex summary(
+      "run \\S+: PASSED \\(3/3 workloads\\), mean speedup [0-9.]+x, mode kernelbench");
   CHECK(std::regex_search(r.out, summary));
   CHECK(Contains(r.err, "workload 1/3 PASSED"));
   CHECK_FALSE(AdmittedRunId(r.err).empty());

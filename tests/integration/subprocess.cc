@@ -8,14 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "harness/common/files.h"
 
@@ -32,8 +31,7 @@ std::set<pid_t>& StartedPids() {
 }  // namespace
 
 double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string Slurp(const std::string& path) {

@@ -96,9 +96,14 @@ TEST_CASE("the server comes from the flag, then the environment, then the defaul
 }
 
 TEST_CASE("help is available at every level") {
-  for (std::vector<std::string> argv : std::vector<std::vector<std::string>>{
-           {"--help"}, {"-h"}, {"help"}, {"help", "submit"}, {"submit", "--help"},
-           {"runs", "show", "-h"}, {"help", "runs", "list"}}) {
+  for (std::vector<std::string> argv :
+       std::vector<std::vector<std::string>>{{"--help"},
+                                             {"-h"},
+                                             {"help"},
+                                             {"help", "submit"},
+                                             {"submit", "--help"},
+                                             {"runs", "show", "-h"},
+                                             {"help", "runs", "list"}}) {
     auto inv = Parse(argv);
     REQUIRE(inv.ok());
     CHECK(inv->help);
@@ -115,8 +120,8 @@ TEST_CASE("help is available at every level") {
 
 TEST_CASE("usage lists every command and a command's flags") {
   std::string all = kiln::cli::Usage(nullptr);
-  for (const char* name : {"submit", "runs list", "runs show", "defs add", "defs list", "node",
-                           "demo"}) {
+  for (const char* name :
+       {"submit", "runs list", "runs show", "defs add", "defs list", "node", "demo"}) {
     CHECK(all.find(name) != std::string::npos);
   }
   std::string submit = kiln::cli::Usage(kiln::cli::FindCommand("submit"));

@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "client/inputs.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "client/inputs.h"
 #include "harness/common/files.h"
 
 using namespace kiln;

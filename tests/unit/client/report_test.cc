@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "client/report.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <sstream>
-
-#include "client/report.h"
 
 using namespace kiln;
 

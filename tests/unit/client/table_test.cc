@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "client/table.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
-
-#include "client/table.h"
 
 using namespace kiln::cli;
 

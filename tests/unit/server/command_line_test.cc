@@ -1,7 +1,6 @@
 #include "server/command_line.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -30,8 +29,7 @@ TEST_CASE("dashes in flag names become underscores, values are untouched") {
 TEST_CASE("flag checks name unknown flags and bad values as written") {
   CHECK(CheckFlags(Normalize({"prog", "--test-data-dir", "/d", "--test-quiet"})).empty());
   CHECK(CheckFlags(Normalize({"prog", "--notest-quiet"})).empty());
-  CHECK(CheckFlags(Normalize({"prog", "--test-max-queues=3"})) ==
-        "unknown flag --test-max-queues");
+  CHECK(CheckFlags(Normalize({"prog", "--test-max-queues=3"})) == "unknown flag --test-max-queues");
   CHECK_THAT(CheckFlags(Normalize({"prog", "--test-max-queue=many"})),
              Catch::StartsWith("--test-max-queue: "));
   CHECK(CheckFlags(Normalize({"prog", "--test-data-dir"})) == "--test-data-dir needs a value");

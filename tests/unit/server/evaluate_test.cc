@@ -1,6 +1,5 @@
 // Evaluate end to end: a real kiln-harness in-process, real compiles and kiln-worker processes.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <thread>
 

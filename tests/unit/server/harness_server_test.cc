@@ -1,10 +1,10 @@
 // HarnessServer::Start and its refusals.
-#include <catch2/catch.hpp>
+#include "server/harness_server.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "harness/common/files.h"
-#include "server/harness_server.h"
 #include "tests/unit/server/test_node.h"
 
 namespace kiln {

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <climits>
 #include <cstdlib>
 #include <string>
@@ -118,9 +117,7 @@ TEST_CASE("a candidate output pointing at the reference's file is REJECTED") {
   JobFolders dirs;
   v1::WorkerResult ref, cand;
   JobFolders::AddOutput(ref, dirs.ref() + "/y", 0, {1, 2, 3, 4});
-  SECTION("by path") {
-    JobFolders::AddOutput(cand, dirs.ref() + "/y", 0, {}, 4);
-  }
+  SECTION("by path") { JobFolders::AddOutput(cand, dirs.ref() + "/y", 0, {}, 4); }
   SECTION("by symlink") {
     REQUIRE(::symlink((dirs.ref() + "/y").c_str(), (dirs.cand() + "/y").c_str()) == 0);
     JobFolders::AddOutput(cand, dirs.cand() + "/y", 0, {}, 4);

@@ -1,6 +1,5 @@
 // The non-evaluating RPCs of kiln.v1.Harness and Evaluate's admission errors.
 #include <catch2/catch.hpp>
-
 #include <set>
 #include <string>
 
@@ -232,7 +231,8 @@ TEST_CASE("GetArtifact checks the digest and returns stored content") {
       Evaluate(node.stub(), VectorAddRequest(VectorAddSolution("broken", "c[i] = ;")));
   REQUIRE(out.status.ok());
   std::string sha;
-  for (const auto& a : out.run().artifacts()) {
+  const v1::Run run = out.run();
+  for (const auto& a : run.artifacts()) {
     if (a.kind() == "compiler_log") sha = a.sha256();
   }
   REQUIRE(!sha.empty());
@@ -256,8 +256,7 @@ TEST_CASE("ListRuns pages through every run, newest first, without repeats") {
   for (int i = 0; i < 3; ++i) {
     // Compile errors: archived runs without the cost of timing.
     testing::EvaluateOutcome out = Evaluate(
-        node.stub(),
-        VectorAddRequest(VectorAddSolution("broken" + std::to_string(i), "c[i] = ;")));
+        node.stub(), VectorAddRequest(VectorAddSolution("broken" + std::to_string(i), "c[i] = ;")));
     REQUIRE(out.status.ok());
     created.insert(out.run().run_id());
   }

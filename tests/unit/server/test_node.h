@@ -3,13 +3,13 @@
 #ifndef KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
 #define KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "harness/common/files.h"
 #include "kiln/v1/harness.grpc.pb.h"

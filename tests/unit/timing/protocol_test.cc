@@ -266,8 +266,7 @@ TEST_CASE("a callback error aborts the protocol and is returned unchanged") {
   }
   SECTION("after_call of a timed call") {
     work.fail_after = [&] {
-      return work.after == 15 ? absl::FailedPreconditionError("input mutated")
-                              : absl::OkStatus();
+      return work.after == 15 ? absl::FailedPreconditionError("input mutated") : absl::OkStatus();
     };
     auto r = RunTimingProtocol(Config("kernelbench"), dev, work.Make());
     CHECK(r.status() == absl::FailedPreconditionError("input mutated"));

@@ -59,8 +59,8 @@ TEST_CASE("the CI widens continuously past the t table") {
     const SampleStats s = Summarize(v);
     return (s.ci95_high - s.mean) / (s.stdev / std::sqrt(static_cast<double>(n)));
   };
-  CHECK(z_for(31) == Approx(2.042));  // df 30
-  CHECK(z_for(41) == Approx(2.021));  // df 40
+  CHECK(z_for(31) == Approx(2.042));   // df 30
+  CHECK(z_for(41) == Approx(2.021));   // df 40
   CHECK(z_for(121) == Approx(1.980));  // df 120
   CHECK(z_for(51) < z_for(41));
   CHECK(z_for(51) > z_for(61));

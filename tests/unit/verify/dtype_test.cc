@@ -118,9 +118,9 @@ TEST_CASE("f16 narrowing rounds to nearest even with subnormals, overflow and Na
   CHECK(FloatToF16(-INFINITY) == 0xfc00);
   CHECK((FloatToF16(NAN) & 0x7fff) > 0x7c00);
   CHECK(FloatToF16(std::ldexp(1.0f, -24)) == 0x0001);
-  CHECK(FloatToF16(std::ldexp(1.0f, -25)) == 0x0000);        // tie to even (zero)
-  CHECK(FloatToF16(std::ldexp(3.0f, -26)) == 0x0001);        // 0.75 quanta rounds up
-  CHECK(FloatToF16(std::ldexp(3.0f, -25)) == 0x0002);        // 1.5 quanta, tie to even (2)
+  CHECK(FloatToF16(std::ldexp(1.0f, -25)) == 0x0000);         // tie to even (zero)
+  CHECK(FloatToF16(std::ldexp(3.0f, -26)) == 0x0001);         // 0.75 quanta rounds up
+  CHECK(FloatToF16(std::ldexp(3.0f, -25)) == 0x0002);         // 1.5 quanta, tie to even (2)
   CHECK(FloatToF16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // tie to even
   CHECK(FloatToF16(1.0f + std::ldexp(3.0f, -11)) == 0x3c02);
   CHECK(F16ToFloat(0x0001) == std::ldexp(1.0f, -24));
@@ -233,10 +233,10 @@ TEST_CASE("StoreFromDouble rounds a double once, not twice via float") {
 }
 
 TEST_CASE("LoadAsDouble and StoreFromDouble cover every dtype") {
-  const v1::DType all[] = {v1::DTYPE_FLOAT32,   v1::DTYPE_FLOAT16,        v1::DTYPE_BFLOAT16,
+  const v1::DType all[] = {v1::DTYPE_FLOAT32,       v1::DTYPE_FLOAT16,     v1::DTYPE_BFLOAT16,
                            v1::DTYPE_FLOAT8_E4M3FN, v1::DTYPE_FLOAT8_E5M2, v1::DTYPE_FLOAT4_E2M1,
-                           v1::DTYPE_INT64,     v1::DTYPE_INT32,          v1::DTYPE_INT16,
-                           v1::DTYPE_INT8,      v1::DTYPE_BOOL,           v1::DTYPE_FLOAT64};
+                           v1::DTYPE_INT64,         v1::DTYPE_INT32,       v1::DTYPE_INT16,
+                           v1::DTYPE_INT8,          v1::DTYPE_BOOL,        v1::DTYPE_FLOAT64};
   const double values[] = {1.5, -3.0, 0.0, 2.0, -0.5};
   for (v1::DType t : all) {
     std::vector<uint8_t> buf(DTypeStorageBytes(t, 5) + 1, 0);

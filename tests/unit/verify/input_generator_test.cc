@@ -1,10 +1,10 @@
 // Reproducible random and scalar inputs (input_generator.h).
 #include "harness/verify/input_generator.h"
 
-#include <catch2/catch.hpp>
-#include <cmath>
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <numbers>
 #include <vector>
@@ -182,9 +182,9 @@ TEST_CASE("scalar inputs take the workload's value in the spec's dtype") {
   REQUIRE(GenerateInput(Spec("page", v1::DTYPE_INT32), Scalar("128"), {}, 0, 0, "", &i).ok());
   CHECK(i == 128);
   int64_t big = 0;
-  REQUIRE(GenerateInput(Spec("n", v1::DTYPE_INT64), Scalar("1152921504606846977"), {}, 0, 0, "",
-                        &big)
-              .ok());
+  REQUIRE(
+      GenerateInput(Spec("n", v1::DTYPE_INT64), Scalar("1152921504606846977"), {}, 0, 0, "", &big)
+          .ok());
   CHECK(big == 1152921504606846977LL);
   uint8_t b = 7;
   REQUIRE(GenerateInput(Spec("causal", v1::DTYPE_BOOL), Scalar("true"), {}, 0, 0, "", &b).ok());

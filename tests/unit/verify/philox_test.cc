@@ -42,9 +42,13 @@ TEST_CASE("Philox4x32-10 matches Random123 for the digits of pi") {
 TEST_CASE("MixSeed is deterministic and depends on every part") {
   const uint64_t base = MixSeed("secret", "run-1", 0, 0);
   CHECK(MixSeed("secret", "run-1", 0, 0) == base);
-  std::set<uint64_t> seeds = {base, MixSeed("other", "run-1", 0, 0), MixSeed("secret", "run-2", 0, 0),
-                              MixSeed("secret", "run-1", 1, 0), MixSeed("secret", "run-1", 0, 1),
-                              MixSeed("secret", "run-10", 0, 0), MixSeed("secretrun-1", "", 0, 0)};
+  std::set<uint64_t> seeds = {base,
+                              MixSeed("other", "run-1", 0, 0),
+                              MixSeed("secret", "run-2", 0, 0),
+                              MixSeed("secret", "run-1", 1, 0),
+                              MixSeed("secret", "run-1", 0, 1),
+                              MixSeed("secret", "run-10", 0, 0),
+                              MixSeed("secretrun-1", "", 0, 0)};
   CHECK(seeds.size() == 7);
 }
 

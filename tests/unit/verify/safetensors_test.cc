@@ -36,10 +36,9 @@ class TempDir {
   std::string path_;
 };
 
-const char* kTwoTensors =
-    R"({"__metadata__":{"format":"pt"},)"
-    R"("kv_indptr":{"dtype":"I32","shape":[3],"data_offsets":[0,12]},)"
-    R"("scale":{"dtype":"F32","shape":[1,2],"data_offsets":[12,20]}})";
+const char* kTwoTensors = R"({"__metadata__":{"format":"pt"},)"
+                          R"("kv_indptr":{"dtype":"I32","shape":[3],"data_offsets":[0,12]},)"
+                          R"("scale":{"dtype":"F32","shape":[1,2],"data_offsets":[12,20]}})";
 
 std::string TwoTensorData() {
   const float scale[2] = {0.5f, -1.25f};
@@ -118,7 +117,8 @@ TEST_CASE("malformed safetensors files are rejected, not trusted") {
 TEST_CASE("GenerateInput resolves a relative safetensors path against the blob root") {
   TempDir dir;
   REQUIRE(MakeDirs(dir.path() + "/blob/w").ok());
-  REQUIRE(WriteFile(dir.path() + "/blob/w/x.safetensors", Image(kTwoTensors, TwoTensorData())).ok());
+  REQUIRE(
+      WriteFile(dir.path() + "/blob/w/x.safetensors", Image(kTwoTensors, TwoTensorData())).ok());
   v1::TensorSpec spec;
   spec.set_name("kv_indptr");
   spec.set_dtype(v1::DTYPE_INT32);
