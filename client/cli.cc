@@ -244,9 +244,7 @@ std::string Usage(const CommandSpec* command) {
         "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051).\n\n"
         "commands:\n";
     for (const CommandSpec& c : Commands()) {
-      out +=
-          absl::StrCat("  ", c.name, std::string(c.name.size() < 11 ? 11 - c.name.size() : 1, ' '),
-                       c.summary, "\n");
+      out += absl::StrCat("  ", c.name, std::string(12 - c.name.size(), ' '), c.summary, "\n");
     }
     out += "  help [CMD]  show this, or the usage of CMD\n\n";
     out +=

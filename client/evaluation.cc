@@ -81,7 +81,7 @@ EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateReq
   InterruptCancels interrupts(&context);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       connection.stub().Evaluate(&context, request);
-  ProgressPrinter progress(console.err);
+  ProgressPrinter progress(console.err, console.err_is_tty);
   google::protobuf::RepeatedPtrField<v1::Trace> traces;
   v1::EvaluateEvent event;
   while (reader->Read(&event)) {
@@ -98,6 +98,7 @@ EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateReq
       if (outcome.run_id.empty()) outcome.run_id = outcome.run->run_id();
     }
   }
+  progress.Finish();
   outcome.status = reader->Finish();
   outcome.interrupted = interrupts.fired();
   // A final run without traces (a server that streamed them already) gets the streamed ones.

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
-#include "nlohmann/json.hpp"
 
 namespace kiln::cli {
 

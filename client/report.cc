@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -114,41 +115,68 @@ std::string SummaryLine(const v1::Run& run) {
   return line + "\n";
 }
 
-std::string FailureDetails(const v1::Run& run) {
-  if (run.status() == v1::PASSED) return "";
-  std::string out;
-  if (!run.reason().empty()) absl::StrAppend(&out, "reason: ", run.reason(), "\n");
-  if (run.status() == v1::COMPILE_ERROR && !run.compile_log().empty()) {
-    absl::StrAppend(&out, "compiler log:\n",
-                    Indent(TailLines(run.compile_log(), kCompileLogLines), "  "));
+namespace {
+
+// Workloads that failed the same way, reported once.
+struct Failure {
+  std::string status;
+  std::string reason;
+  std::string log;  // excerpt, without the reason it repeats
+  std::vector<std::string> workloads;
+};
+
+// What the log adds to the reason: logs often open with the reason itself.
+std::string LogBeyondReason(const std::string& log, const std::string& reason) {
+  std::string_view rest = log;
+  if (!reason.empty() && rest.substr(0, reason.size()) == reason) {
+    rest.remove_prefix(reason.size());
+    while (!rest.empty() && rest.front() == '\n') rest.remove_prefix(1);
   }
-  // Workloads that failed the same way are reported once.
-  struct Failure {
-    std::string heading;
-    std::string log;
-    std::vector<std::string> workloads;
-  };
+  return TailLines(rest, kLogExcerptLines);
+}
+
+std::vector<Failure> GroupFailures(const v1::Run& run) {
   std::vector<Failure> failures;
   int index = 0;
   for (const v1::Trace& trace : run.traces()) {
     ++index;
     v1::EvaluationStatus s = trace.evaluation().status();
     if (s == v1::PASSED || s == v1::COMPILE_ERROR) continue;
-    std::string heading = Status(trace);
-    if (!trace.kiln().reason().empty()) absl::StrAppend(&heading, ": ", trace.kiln().reason());
-    std::string log = TailLines(trace.evaluation().log(), kLogExcerptLines);
+    Failure f{Status(trace),
+              trace.kiln().reason(),
+              LogBeyondReason(trace.evaluation().log(), trace.kiln().reason()),
+              {}};
     std::string who = absl::StrCat("#", index, " (", ShortId(trace.workload().uuid()), ")");
-    auto it = std::find_if(failures.begin(), failures.end(),
-                           [&](const Failure& f) { return f.heading == heading && f.log == log; });
+    auto it = std::find_if(failures.begin(), failures.end(), [&](const Failure& g) {
+      return g.status == f.status && g.reason == f.reason && g.log == f.log;
+    });
     if (it == failures.end()) {
-      failures.push_back({heading, log, {who}});
+      f.workloads.push_back(who);
+      failures.push_back(std::move(f));
     } else {
       it->workloads.push_back(who);
     }
   }
+  return failures;
+}
+
+}  // namespace
+
+std::string FailureDetails(const v1::Run& run) {
+  if (run.status() == v1::PASSED) return "";
+  std::vector<Failure> failures = GroupFailures(run);
+  bool reason_shown = std::any_of(failures.begin(), failures.end(),
+                                  [&](const Failure& f) { return f.reason == run.reason(); });
+  std::string out;
+  if (!run.reason().empty() && !reason_shown) absl::StrAppend(&out, "reason: ", run.reason(), "\n");
+  if (run.status() == v1::COMPILE_ERROR && !run.compile_log().empty()) {
+    absl::StrAppend(&out, "compiler log:\n",
+                    Indent(TailLines(run.compile_log(), kCompileLogLines), "  "));
+  }
   for (const Failure& f : failures) {
     absl::StrAppend(&out, f.workloads.size() == 1 ? "workload " : "workloads ",
-                    absl::StrJoin(f.workloads, ", "), ": ", f.heading, "\n", Indent(f.log, "  "));
+                    absl::StrJoin(f.workloads, ", "), ": ", f.status, f.reason.empty() ? "" : ": ",
+                    f.reason, "\n", Indent(f.log, "  "));
   }
   return out;
 }
@@ -178,14 +206,32 @@ void ProgressPrinter::Print(const v1::Progress& progress) {
   if (progress.has_trace()) {
     text = WorkloadLine(progress.trace(), progress.workload_index() + 1, progress.workload_count());
   } else {
+    // Messages often restate the stage ("workload 1/3: verifying"); then they replace it.
     text = RunStateName(progress.stage());
-    if (!progress.message().empty()) absl::StrAppend(&text, " (", progress.message(), ")");
+    const std::string& message = progress.message();
+    if (message.find(text) != std::string::npos) {
+      text = message;
+    } else if (!message.empty()) {
+      absl::StrAppend(&text, " (", message, ")");
+    }
   }
   std::string line = absl::StrCat("[run ", ShortId(progress.run_id()), "] ", text);
   // Repeated identical updates (a heartbeat, the same stage re-announced) print once.
   if (line == last_line_) return;
   last_line_ = line;
-  err_ << line << "\n" << std::flush;
+  if (!in_place_) {
+    err_ << line << "\n" << std::flush;
+    return;
+  }
+  constexpr char kClearLine[] = "\r\033[K";
+  bool transient = !progress.has_trace();
+  err_ << kClearLine << line << (transient ? "" : "\n") << std::flush;
+  transient_shown_ = transient;
+}
+
+void ProgressPrinter::Finish() {
+  if (transient_shown_) err_ << "\r\033[K" << std::flush;
+  transient_shown_ = false;
 }
 
 }  // namespace kiln::cli

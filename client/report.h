@@ -37,13 +37,19 @@ std::string FailureDetails(const v1::Run& run);
 // Prints one line per stage change and per finished workload:
 //   [run 3f2a1b2c] compiling (cache hit)
 //   [run 3f2a1b2c] workload 2/5 PASSED 0.153 ms (ref 0.410 ms, 2.68x)
+// On a terminal (`in_place`), stage lines overwrite each other and only finished workloads stay.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(std::ostream& err) : err_(err) {}
+  explicit ProgressPrinter(std::ostream& err, bool in_place = false)
+      : err_(err), in_place_(in_place) {}
   void Print(const v1::Progress& progress);
+  // Clears a stage line left on a terminal; call before writing anything else to `err`.
+  void Finish();
 
  private:
   std::ostream& err_;
+  bool in_place_;
+  bool transient_shown_ = false;
   std::string last_line_;
 };
 

@@ -57,7 +57,7 @@ std::string Table::Render() const {
 std::string FormatMs(double ms) {
   if (!std::isfinite(ms) || ms <= 0) return kAbsent;
   if (ms >= 0.01) return absl::StrFormat("%.3f", ms);
-  return absl::StrFormat("%.3g", ms);
+  return absl::StrFormat("%#.3g", ms);
 }
 
 std::string FormatSpeedup(double factor) {

@@ -189,15 +189,21 @@ void Evaluation::RunOnDevice(int device_index) {
 void Evaluation::OnWorkerStage(v1::RunState stage) {
   clock_.Enter(stage);
   if (stage == v1::RUN_STATE_UNSPECIFIED) return;
+  // Workers alternate between the two stages (every trial verifies fresh inputs before it is
+  // timed). The run's state only moves forward within a workload; the clock keeps the split.
+  const bool same_workload = announced_workload_ == current_workload_;
+  if (same_workload && (stage == state_ || state_ == v1::RUN_TIMING)) return;
+  announced_workload_ = current_workload_;
   EnterState(stage, current_workload_,
              absl::StrCat(WorkloadLabel(current_workload_),
                           stage == v1::RUN_TIMING ? ": timing" : ": verifying"));
 }
 
 void Evaluation::EnterState(v1::RunState state, int workload_index, const std::string& message) {
-  if (state == state_) return;
-  state_ = state;
-  Archived(node_.archive->UpdateRunState(run_id(), state), "UpdateRunState");
+  if (state != state_) {
+    state_ = state;
+    Archived(node_.archive->UpdateRunState(run_id(), state), "UpdateRunState");
+  }
   SendProgress(state, workload_index, message, nullptr);
 }
 

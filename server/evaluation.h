@@ -53,6 +53,7 @@ class Evaluation {
   std::optional<CompileOutput> CompileCandidate();
   bool CompileReference();
   void OnWorkerStage(v1::RunState stage);
+  // Archives `state` when it changed and announces it with `message`.
   void EnterState(v1::RunState state, int workload_index, const std::string& message);
   void SendProgress(v1::RunState stage, int workload_index, const std::string& message,
                     const v1::Trace* trace);
@@ -79,6 +80,7 @@ class Evaluation {
   bool needs_device_ = false;
   int device_index_ = 0;
   int current_workload_ = 0;
+  int announced_workload_ = -1;  // the workload of the last stage event
   StageClock clock_;
 };
 

@@ -7,7 +7,7 @@
 // Prints "kiln-harness listening on HOST:PORT" once ready. SIGTERM or SIGINT drains: new
 // evaluations are refused, admitted ones finish, then the process exits 0. Bad flags, an
 // unusable data dir or a failed bind exit 2.
-#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -31,6 +31,23 @@ ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
 namespace {
 
 constexpr int kUsageError = 2;
+
+// Posted by the stop signals' handler (sem_post is async-signal-safe); main waits on it. A
+// handler rather than a blocked mask: threads started before main (library initialisers) would
+// not carry the mask, and a signal landing on one of them would kill the process.
+sem_t stop_requested;
+
+void OnStopSignal(int) { sem_post(&stop_requested); }
+
+void InstallStopHandlers() {
+  sem_init(&stop_requested, 0, 0);
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "kiln-harness: %s\n", message.c_str());
@@ -57,6 +74,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = kiln::NormalizeFlagNames(argc, argv);
   if (std::string error = kiln::CheckFlags(args); !error.empty()) return Fail(error);
   std::vector<char*> arg_ptrs;
+  arg_ptrs.reserve(args.size());
   for (std::string& a : args) arg_ptrs.push_back(a.data());
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
@@ -65,20 +83,14 @@ int main(int argc, char** argv) {
   if (options.listen.empty()) return Fail("--listen HOST:PORT is required");
   if (options.data_dir.empty()) return Fail("--data-dir DIR is required");
 
-  // Block the stop signals in every thread (threads inherit the mask); main takes them below.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+  InstallStopHandlers();
   auto server = kiln::HarnessServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   std::printf("kiln-harness listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sem_wait(&stop_requested) != 0) {
+  }
   (*server)->Drain();
   return 0;
 }

@@ -129,14 +129,15 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
          absl::StrCat("shape ", ShapeText(got_shape), ", expected ", ShapeText(*shape)));
     return false;
   }
-  auto expected = ReadOutputFile(ref->path(), reference.dir, bytes);
-  if (!expected.ok()) {
-    FailReference(v, where, std::string(expected.status().message()));
-    return false;
-  }
+  // The candidate's file first: one hard-linked to the reference's shows on both.
   auto actual = ReadOutputFile(got->path(), candidate.dir, bytes);
   if (!actual.ok()) {
     Fail(v, StatusForReadError(actual.status()), where, std::string(actual.status().message()));
+    return false;
+  }
+  auto expected = ReadOutputFile(ref->path(), reference.dir, bytes);
+  if (!expected.ok()) {
+    FailReference(v, where, std::string(expected.status().message()));
     return false;
   }
   Comparison cmp = CompareTensors(spec.dtype(), actual->data(), expected->data(), numel, tol);

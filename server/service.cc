@@ -155,8 +155,9 @@ grpc::ServerUnaryReactor* HarnessService::ListDefinitions(grpc::CallbackServerCo
                                                           const v1::ListDefinitionsRequest* request,
                                                           v1::ListDefinitionsResponse* response) {
   auto list = context_.node->archive->ListDefinitions();
-  if (list.ok()) *response = *std::move(list);
-  return Reply(ctx, list.status());
+  if (!list.ok()) return Reply(ctx, list.status());
+  *response = *std::move(list);
+  return Reply(ctx, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* HarnessService::PutDefinition(grpc::CallbackServerContext* ctx,

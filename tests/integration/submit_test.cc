@@ -1,7 +1,11 @@
 // kiln submit against a real kiln-harness: one solution per verdict.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "tests/integration/harness_instance.h"
 
@@ -10,16 +14,13 @@ using nlohmann::json;
 
 namespace {
 
-// kiln submit --definition scale_add_f32 --solution data/solutions/<name> --mode kernelbench,
-// on the one-workload file unless `all_workloads`.
-Completed Submit(const std::string& solution, std::vector<std::string> extra = {},
-                 bool all_workloads = false) {
+// kiln submit --definition scale_add_f32 --solution data/solutions/<name> --mode kernelbench
+// --workloads data/scale_add_f32_single.jsonl
+Completed Submit(const std::string& solution, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{
       "submit", "--definition", "scale_add_f32", "--solution", DataPath("solutions/" + solution),
       "--mode", "kernelbench"};
-  if (!all_workloads) {
-    args.insert(args.end(), {"--workloads", DataPath("scale_add_f32_single.jsonl")});
-  }
+  args.insert(args.end(), {"--workloads", DataPath("scale_add_f32_single.jsonl")});
   args.insert(args.end(), extra.begin(), extra.end());
   return SharedHarness().Kiln(args);
 }
@@ -60,8 +61,11 @@ TEST_CASE("a correct solution file passes in official mode with latency and spee
   CHECK(Contains(r.err, "workload 3/3 PASSED"));
 }
 
-TEST_CASE("a correct solution folder passes and the table shows every workload") {
-  Completed r = Submit("correct", {}, /*all_workloads=*/true);
+TEST_CASE("a correct solution folder passes on the registered workloads, all in the table") {
+  // A definition file without --workloads keeps the workloads registered for it.
+  Completed r =
+      SharedHarness().Kiln({"submit", "--definition", DataPath("scale_add_f32.json"), "--solution",
+                            DataPath("solutions/correct"), "--mode", "kernelbench"});
   INFO(r.Describe());
   REQUIRE(r.exit_code == 0);
   CHECK(Contains(r.out, "latency ms"));
@@ -143,4 +147,37 @@ TEST_CASE("an entry point that is not exported is reported by name") {
   CHECK(r.exit_code == 1);
   CHECK(std::regex_search(r.out, std::regex("COMPILE_ERROR|RUNTIME_ERROR")));
   CHECK(std::regex_search(r.out, std::regex("scale_add\\b")));  // not scale_add_f32
+}
+
+TEST_CASE("Ctrl-C during submit cancels the run") {
+  HarnessInstance& harness = SharedHarness();
+  ScratchDir dir;
+  Child client =
+      Child::Start({KilnBinary(), "--server", harness.address(), "submit", "--definition",
+                    "scale_add_f32", "--solution", DataPath("solutions/endless_loop"),
+                    "--workloads", DataPath("scale_add_f32_single.jsonl"), "--mode", "kernelbench"},
+                   dir / "out", dir / "err");
+  double deadline = NowSeconds() + 60;
+  while (!std::regex_search(client.ReadErr(), std::regex("\\[run \\S+\\] .*verifying")) &&
+         client.running() && NowSeconds() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string run_id = AdmittedRunId(client.ReadErr());
+  REQUIRE_FALSE(run_id.empty());
+  client.Signal(SIGINT);
+  Completed r = client.Wait(60);
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(Contains(r.out, run_id));
+  CHECK(Contains(r.out, "CANCELLED"));
+
+  // The harness records the cancellation once the worker is gone.
+  std::string shown;
+  while (NowSeconds() < deadline) {
+    shown = harness.Kiln({"runs", "show", run_id}).out;
+    if (Contains(shown, "CANCELLED")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(shown);
+  CHECK(Contains(shown, "CANCELLED"));
 }

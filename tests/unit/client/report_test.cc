@@ -113,3 +113,52 @@ TEST_CASE("a failed workload's progress line shows its errors") {
   CHECK(cli::WorkloadLine(t, 1, 3) ==
         "workload 1/3 INCORRECT_NUMERICAL max abs err 1.00e+00, max rel err 5.00e-01");
 }
+
+TEST_CASE("a stage message that restates the stage replaces it") {
+  std::ostringstream err;
+  cli::ProgressPrinter printer(err);
+  v1::Progress p;
+  p.set_run_id("abc");
+  p.set_stage(v1::RUN_QUEUED);
+  p.set_message("queued");
+  printer.Print(p);
+  p.set_stage(v1::RUN_VERIFYING);
+  p.set_message("workload 1/3: verifying");
+  printer.Print(p);
+  CHECK(err.str() == "[run abc] queued\n[run abc] workload 1/3: verifying\n");
+}
+
+TEST_CASE("failure details show a log only for what it adds to the reason") {
+  v1::Run run;
+  run.set_status(v1::RUNTIME_ERROR);
+  run.set_reason("worker killed by SIGSEGV");
+  v1::Trace t = MakeTrace("aaaaaaaa1", v1::RUNTIME_ERROR, 0, 0, -1);
+  t.mutable_kiln()->set_reason("worker killed by SIGSEGV");
+  t.mutable_evaluation()->set_log("worker killed by SIGSEGV\nworker log:\nkiln-worker: verify");
+  *run.add_traces() = t;
+  CHECK(cli::FailureDetails(run) ==
+        "workload #1 (aaaaaaaa): RUNTIME_ERROR: worker killed by SIGSEGV\n"
+        "  worker log:\n"
+        "  kiln-worker: verify\n");
+}
+
+TEST_CASE("on a terminal stage lines are overwritten and workload lines stay") {
+  std::ostringstream err;
+  cli::ProgressPrinter printer(err, /*in_place=*/true);
+  v1::Progress p;
+  p.set_run_id("abc");
+  p.set_stage(v1::RUN_COMPILING);
+  printer.Print(p);
+  p.set_workload_count(1);
+  *p.mutable_trace() = MakeTrace("a", v1::PASSED, 1.0, 2.0, 0);
+  printer.Print(p);
+  p.clear_trace();
+  p.set_stage(v1::RUN_DONE);
+  printer.Print(p);
+  printer.Finish();
+  CHECK(err.str() ==
+        "\r\033[K[run abc] compiling"
+        "\r\033[K[run abc] workload 1/1 PASSED 1.000 ms (ref 2.000 ms, 2.00x)\n"
+        "\r\033[K[run abc] done"
+        "\r\033[K");
+}

@@ -27,6 +27,7 @@ TEST_CASE("a short row is padded and trailing spaces are trimmed") {
 TEST_CASE("milliseconds keep three decimals, or three digits when tiny") {
   CHECK(FormatMs(0.153) == "0.153");
   CHECK(FormatMs(12.3456) == "12.346");
+  CHECK(FormatMs(0.0071) == "0.00710");
   CHECK(FormatMs(0.00213) == "0.00213");
   CHECK(FormatMs(0.0000213) == "2.13e-05");
   CHECK(FormatMs(0) == "-");

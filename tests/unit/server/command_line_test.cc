@@ -15,6 +15,7 @@ namespace {
 
 std::vector<std::string> Normalize(std::vector<std::string> args) {
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (std::string& a : args) argv.push_back(a.data());
   return NormalizeFlagNames(static_cast<int>(argv.size()), argv.data());
 }

@@ -61,6 +61,12 @@ TEST_CASE("the demo solution passes with a latency and a speedup") {
   CHECK(evaluation.environment().libs().count("kiln") == 1);
   CHECK(!evaluation.timestamp().empty());
   CHECK(run.traces(0).kiln().checked_elements() > 0);
+  CHECK(run.traces(0).kiln().timing().latency_ms() > 0);
+  CHECK(run.traces(0).kiln().reference_timing().latency_ms() > 0);
+  // Every stage was timed.
+  CHECK(run.compile_s() > 0);
+  CHECK(run.verify_s() > 0);
+  CHECK(run.timing_s() > 0);
 
   // The archive agrees with what the stream said.
   grpc::Status status;
@@ -89,6 +95,21 @@ TEST_CASE("a trace is streamed for each workload as it finishes") {
   }
   CHECK(traces == 2);
   CHECK(out.run().status() == v1::PASSED);
+}
+
+TEST_CASE("the reference is timed once per workload and mode, then its timing is reused") {
+  TestNode node;
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+  const v1::Run first = Evaluate(node.stub(), request).run();
+  const v1::Run second = Evaluate(node.stub(), request).run();
+  REQUIRE(first.status() == v1::PASSED);
+  REQUIRE(second.status() == v1::PASSED);
+  const v1::TimingResult& a = first.traces(0).kiln().reference_timing();
+  const v1::TimingResult& b = second.traces(0).kiln().reference_timing();
+  CHECK(a.latency_ms() > 0);
+  CHECK(a.SerializeAsString() == b.SerializeAsString());
+  // The candidate is timed afresh every time.
+  CHECK(second.traces(0).kiln().timing().sample_count() > 0);
 }
 
 TEST_CASE("a wrong result is INCORRECT_NUMERICAL and the reason names the output") {

@@ -127,6 +127,7 @@ TEST_CASE("a candidate output pointing at the reference's file is REJECTED") {
     JobFolders::AddOutput(cand, dirs.cand() + "/y", 0, {}, 4);
   }
   OutputVerdict v = Compare(dirs, ref, cand, 4);
+  INFO(v.reason);
   CHECK(v.status == v1::REJECTED);
 }
 
