@@ -112,6 +112,52 @@ TEST_CASE("the reference is timed once per workload and mode, then its timing is
   CHECK(second.traces(0).kiln().timing().sample_count() > 0);
 }
 
+// Registers a copy of vector_add_f32 named `name` whose native reference has `source`.
+void PutVectorAddWithReference(v1::Harness::Stub& stub, const std::string& name,
+                               const std::string& source) {
+  auto builtins = LoadBuiltinDefinitions();
+  REQUIRE(builtins.ok());
+  v1::PutDefinitionRequest put;
+  for (const BuiltinDefinition& b : *builtins) {
+    if (b.definition.name() == "vector_add_f32") *put.mutable_definition() = b.definition;
+  }
+  put.mutable_definition()->set_name(name);
+  put.mutable_definition()->mutable_native_reference()->set_definition(name);
+  put.mutable_definition()->mutable_native_reference()->mutable_sources(0)->set_content(source);
+  grpc::ClientContext ctx;
+  v1::PutDefinitionResponse response;
+  grpc::Status status = stub.PutDefinition(&ctx, put, &response);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+}
+
+TEST_CASE("a failing reference fails the workload, not the candidate") {
+  TestNode node;
+  SECTION("at run time") {
+    PutVectorAddWithReference(node.stub(), "add_bad_ref",
+                              "#include <kiln/abi.h>\n"
+                              "extern \"C\" int run(const kiln_tensor*, int32_t, "
+                              "const kiln_context*) { return 7; }\n");
+    v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+    request.set_definition("add_bad_ref");
+    request.mutable_solution()->set_definition("add_bad_ref");
+    const v1::Run run = Evaluate(node.stub(), request).run();
+    CHECK(run.status() == v1::RUNTIME_ERROR);
+    CHECK_THAT(run.reason(), Catch::StartsWith("reference failed: "));
+  }
+  SECTION("at compile time") {
+    PutVectorAddWithReference(node.stub(), "add_broken_ref", "this is not C++\n");
+    v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+    request.set_definition("add_broken_ref");
+    request.mutable_solution()->set_definition("add_broken_ref");
+    const v1::Run run = Evaluate(node.stub(), request).run();
+    CHECK(run.status() == v1::RUNTIME_ERROR);
+    CHECK_THAT(run.reason(), Catch::StartsWith("native reference failed to compile: "));
+    REQUIRE(run.traces_size() == 1);
+    CHECK(run.traces(0).evaluation().status() == v1::RUNTIME_ERROR);
+  }
+}
+
 TEST_CASE("a wrong result is INCORRECT_NUMERICAL and the reason names the output") {
   TestNode node;
   EvaluateOutcome out =
