@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <climits>
 #include <cstdlib>
 #include <vector>
@@ -147,8 +148,11 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   if (cmp.max_abs_error > v.max_abs_error || v.worst_output.empty()) {
     v.worst_output = spec.name();
   }
-  v.max_abs_error = std::max(v.max_abs_error, cmp.max_abs_error);
-  v.max_rel_error = std::max(v.max_rel_error, cmp.max_rel_error);
+  // A NaN or Inf where the reference is finite is an unbounded error, not "0 over the finite
+  // pairs": an unwritten (poisoned) output must not read as a perfect one.
+  const double inf = std::numeric_limits<double>::infinity();
+  v.max_abs_error = std::max(v.max_abs_error, cmp.non_finite > 0 ? inf : cmp.max_abs_error);
+  v.max_rel_error = std::max(v.max_rel_error, cmp.non_finite > 0 ? inf : cmp.max_rel_error);
   if (!cmp.passed) Fail(v, v1::INCORRECT_NUMERICAL, where, cmp.summary);
   return true;
 }

@@ -178,6 +178,21 @@ absl::Status HarnessService::DoPutDefinition(const v1::PutDefinitionRequest& req
     return s;
   }
   std::vector<v1::Workload> workloads(request.workloads().begin(), request.workloads().end());
+  if (workloads.empty()) {
+    // Re-registering a definition without workloads keeps the ones it has, where they still
+    // fit the new definition; otherwise it would silently lose them.
+    absl::StatusOr<std::vector<v1::Workload>> existing =
+        context_.node->archive->GetWorkloads(def.name());
+    if (existing.ok()) {
+      for (size_t i = 0; i < existing->size(); ++i) {
+        if (ValidateWorkload(def, (*existing)[i], context_.admission.limits,
+                             absl::StrCat("registered workload[", i, "]"))
+                .ok()) {
+          workloads.push_back((*existing)[i]);
+        }
+      }
+    }
+  }
   if (absl::Status s = context_.node->archive->PutDefinition(def, workloads, /*builtin=*/false);
       !s.ok()) {
     return s;

@@ -72,8 +72,9 @@ absl::Status IndexSources(const v1::Solution& s, const std::string& sources_path
     total_bytes += static_cast<int64_t>(s.sources(i).content().size());
   }
   if (limits != nullptr && total_bytes > limits->max_source_bytes) {
-    return Invalid(sources_path, absl::StrCat(FormatBytes(total_bytes), ", limit ",
-                                              FormatBytes(limits->max_source_bytes)));
+    return Invalid(sources_path,
+                   absl::StrCat(total_bytes, " bytes (", FormatBytes(total_bytes), "), limit ",
+                                limits->max_source_bytes, " bytes"));
   }
   return absl::OkStatus();
 }

@@ -110,9 +110,11 @@ TEST_CASE("a run cut off by SIGKILL of the harness is INTERRUPTED after the rest
     INFO(c.Describe());
     CHECK(c.exit_code == 2);  // the stream broke: a connection error, not a verdict
     CHECK(c.err.find(run_id) != std::string::npos);
-    // A worker whose harness died must not spin on; end whatever was left behind.
-    std::vector<std::string> orphans = KillOrphans();
-    for (const std::string& name : orphans) WARN("outlived the killed harness: " << name);
+    // A worker whose harness died must not spin on: it dies with the harness (PDEATHSIG).
+    std::vector<std::string> alive = LiveOrphans(5.0);
+    for (const std::string& name : alive) UNSCOPED_INFO("outlived the killed harness: " << name);
+    CHECK(alive.empty());
+    KillOrphans();  // reap the dead, end anything left so later tests start clean
   }
   HarnessInstance restarted(dir / "data");
   Completed shown = restarted.Kiln({"runs", "show", run_id});

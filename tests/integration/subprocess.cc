@@ -159,8 +159,9 @@ void AdoptOrphans() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 namespace {
 
-// (pid, command name) of every process whose parent is this one.
-std::vector<std::pair<pid_t, std::string>> ChildrenOfThisProcess() {
+// (pid, command name) of every process whose parent is this one; zombies (already dead, not yet
+// reaped) only when `include_zombies`.
+std::vector<std::pair<pid_t, std::string>> ChildrenOfThisProcess(bool include_zombies) {
   std::vector<std::pair<pid_t, std::string>> out;
   DIR* proc = ::opendir("/proc");
   if (proc == nullptr) return out;
@@ -177,7 +178,8 @@ std::vector<std::pair<pid_t, std::string>> ChildrenOfThisProcess() {
     char state = 0;
     pid_t ppid = 0;
     rest >> state >> ppid;
-    if (ppid == self) out.emplace_back(pid, stat.substr(open + 1, close - open - 1));
+    if (ppid != self || (state == 'Z' && !include_zombies)) continue;
+    out.emplace_back(pid, stat.substr(open + 1, close - open - 1));
   }
   ::closedir(proc);
   return out;
@@ -185,12 +187,24 @@ std::vector<std::pair<pid_t, std::string>> ChildrenOfThisProcess() {
 
 }  // namespace
 
+std::vector<std::string> LiveOrphans(double wait_s) {
+  double deadline = NowSeconds() + wait_s;
+  for (;;) {
+    std::vector<std::string> names;
+    for (const auto& [pid, name] : ChildrenOfThisProcess(/*include_zombies=*/false)) {
+      if (StartedPids().count(pid) == 0) names.push_back(name);
+    }
+    if (names.empty() || NowSeconds() >= deadline) return names;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 std::vector<std::string> KillOrphans() {
   std::vector<std::string> names;
   // Killing an orphan hands its own children to this process; sweep until none is left.
   for (int round = 0; round < 10; ++round) {
     bool found = false;
-    for (const auto& [pid, name] : ChildrenOfThisProcess()) {
+    for (const auto& [pid, name] : ChildrenOfThisProcess(/*include_zombies=*/true)) {
       if (StartedPids().count(pid) > 0) continue;
       found = true;
       ::kill(-pid, SIGKILL);

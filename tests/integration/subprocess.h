@@ -83,6 +83,9 @@ void AdoptOrphans();
 // Kills and reaps the children of this process that it did not start itself (adopted orphans);
 // returns their command names.
 std::vector<std::string> KillOrphans();
+// Names of adopted processes still running (not zombies), after waiting up to `wait_s` for them
+// to end by themselves.
+std::vector<std::string> LiveOrphans(double wait_s);
 
 }  // namespace kiln::testing
 

@@ -116,7 +116,7 @@ TEST_CASE("sources over the size limit are refused with both sizes") {
   s.mutable_sources(1)->set_content(std::string(1258291 - s.sources(0).content().size(), 'x'));
   absl::Status st = ValidateSolution(Gemm(), s, Limits{});
   CHECK(st.code() == absl::StatusCode::kInvalidArgument);
-  CHECK(st.message() == "solution.sources: 1.2 MiB, limit 1.0 MiB");
+  CHECK(st.message() == "solution.sources: 1258291 bytes (1.2 MiB), limit 1048576 bytes");
 }
 
 TEST_CASE("too many source files are refused") {

@@ -160,6 +160,24 @@ TEST_CASE("PutDefinition registers a definition that ListDefinitions then shows"
   CHECK(builtin_found);
 }
 
+TEST_CASE("re-registering a definition without workloads keeps the workloads it had") {
+  TestNode node;
+  v1::PutDefinitionRequest put;
+  *put.mutable_definition() = ScaledCopyDefinition("copy_f32");
+  *put.add_workloads() = ScaledCopyWorkload("w0", 16);
+  *put.add_workloads() = ScaledCopyWorkload("w1", 32);
+  {
+    grpc::ClientContext ctx;
+    v1::PutDefinitionResponse response;
+    REQUIRE(node.stub().PutDefinition(&ctx, put, &response).ok());
+  }
+  put.clear_workloads();
+  grpc::ClientContext ctx;
+  v1::PutDefinitionResponse response;
+  REQUIRE(node.stub().PutDefinition(&ctx, put, &response).ok());
+  CHECK(response.workload_count() == 2);
+}
+
 TEST_CASE("PutDefinition refuses built-in names and names the bad field") {
   TestNode node;
   SECTION("built in") {
