@@ -69,7 +69,24 @@ kiln::HarnessOptions OptionsFromFlags() {
 
 }  // namespace
 
+constexpr char kUsage[] =
+    "usage: kiln-harness --listen HOST:PORT --data-dir DIR [--backend auto|host|cuda|level_zero]\n"
+    "                    [--mode official|kernelbench|robust] [--worker-timeout-s S]\n"
+    "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
+    "\n"
+    "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
+    "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
+    "refused, admitted ones finish, then it exits 0. Bad flags, an unusable data dir or a\n"
+    "failed bind exit 2.\n";
+
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h" || a == "--helpfull") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   // Flags are spelled with dashes on the command line (--data-dir); absl names use underscores.
   std::vector<std::string> args = kiln::NormalizeFlagNames(argc, argv);
   if (std::string error = kiln::CheckFlags(args); !error.empty()) return Fail(error);
