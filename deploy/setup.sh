@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libsqlite3-dev libssl-dev nlohmann-json3-dev catch2
-  bubblewrap libseccomp-dev
+  bubblewrap libseccomp-dev patchelf
 )
 missing=()
 for p in "${packages[@]}"; do
