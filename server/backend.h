@@ -16,7 +16,13 @@ struct NodeBackend {
   std::string compile_target;          // the target passed to Compiler::Compile
   std::vector<std::string> languages;  // solution languages this backend runs
   std::vector<std::string> devices;    // device names, indexed by device index
+  std::vector<int> compute_capabilities;  // cuda: 10 * major + minor per device
 };
+
+// The backend a definition's native reference runs on: C++ references run on the host (inputs
+// generated there, outputs compared there), CUDA ones on the candidate's backend.
+std::string ReferenceBackendName(const std::string& reference_language,
+                                 const std::string& candidate_backend);
 
 // "host, cuda, level_zero": every backend name kiln knows.
 const std::vector<std::string>& KnownBackendNames();

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
+#include "harness/compile/vendor_library_policy.h"
 #include "harness/model/json_interop.h"
 #include "server/deadline_flag.h"
 #include "server/log_line.h"
@@ -100,6 +101,15 @@ void Evaluation::Compile() {
   run_.set_compile_s(SecondsSince(started));
 }
 
+std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def) {
+  static constexpr char kPrefix[] = "kiln:allow-library:";
+  std::vector<std::string> allowed;
+  for (const std::string& tag : def.tags()) {
+    if (absl::StartsWith(tag, kPrefix)) allowed.push_back(tag.substr(sizeof(kPrefix) - 1));
+  }
+  return allowed;
+}
+
 std::optional<CompileOutput> Evaluation::CompileCandidate() {
   DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
   auto out = node_.compiler->Compile(admitted_.solution, admitted_.backend->compile_target,
@@ -129,13 +139,25 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
     FailRemaining(v1::COMPILE_ERROR, reason, result.log);
     return std::nullopt;
   }
+  // Checked on every compile, cache hits too: the allowance belongs to the definition.
+  if (absl::Status policy =
+          CheckVendorLibraries(result.library_path, admitted_.definition.name(),
+                               AllowedVendorLibraries(admitted_.definition));
+      !policy.ok()) {
+    FailRemaining(v1::REJECTED, std::string(policy.message()), std::string(policy.message()));
+    return std::nullopt;
+  }
   return result;
 }
 
 bool Evaluation::CompileReference() {
   DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
-  auto out = node_.compiler->Compile(admitted_.definition.native_reference(),
-                                     admitted_.backend->compile_target, deadline.flag());
+  const v1::Solution& reference = admitted_.definition.native_reference();
+  const std::string target =
+      ReferenceBackendName(reference.spec().language(), admitted_.backend->name) == "host"
+          ? "host"
+          : admitted_.backend->compile_target;
+  auto out = node_.compiler->Compile(reference, target, deadline.flag());
   if (cancelled()) {
     FailRemaining(v1::CANCELLED, "cancelled while compiling", "");
     return false;

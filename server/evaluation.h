@@ -25,6 +25,10 @@
 
 namespace kiln {
 
+// Vendor libraries (cublas, cublaslt, cudnn) a definition lets solutions call: its tags of the
+// form "kiln:allow-library:cublas". Without one, a solution calling them is REJECTED.
+std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def);
+
 class Evaluation {
  public:
   // `sink` receives every event of the run and is released by Finish.

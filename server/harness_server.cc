@@ -19,6 +19,7 @@
 #include "harness/archive/archive.h"
 #include "harness/common/files.h"
 #include "harness/compile/compiler.h"
+#include "harness/compile/nvcc_toolchain.h"
 #include "harness/compile/toolchain.h"
 #include "harness/definitions/builtins.h"
 #include "server/admission.h"
@@ -200,6 +201,19 @@ absl::Status HarnessServerImpl::Open() {
 
   std::vector<std::unique_ptr<Toolchain>> toolchains;
   toolchains.push_back(MakeHostCxxToolchain(*include_dir));
+  // nvcc where it is installed (compiling needs no GPU), for the arches of this node's GPUs.
+  std::vector<int> compute_capabilities;
+  for (const NodeBackend& b : backends_) {
+    compute_capabilities.insert(compute_capabilities.end(), b.compute_capabilities.begin(),
+                                b.compute_capabilities.end());
+  }
+  std::vector<std::string> archs;
+  if (!compute_capabilities.empty()) archs = NvccArchListFor(compute_capabilities);
+  if (auto nvcc = MakeNvccToolchain(*include_dir, archs, options_.compile_timeout_s); nvcc.ok()) {
+    toolchains.push_back(*std::move(nvcc));
+  } else {
+    LogLine(options_.quiet, absl::StrCat("no CUDA compiler: ", nvcc.status().message()));
+  }
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
                                          std::move(toolchains));
   reference_timings_ = std::make_unique<ReferenceTimingCache>(archive_.get());

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "harness/definitions/builtins.h"
 #include "harness/model/validate.h"
 #include "server/evaluate_reactor.h"
 #include "server/evaluation.h"
@@ -168,7 +169,13 @@ grpc::ServerUnaryReactor* HarnessService::PutDefinition(grpc::CallbackServerCont
 
 absl::Status HarnessService::DoPutDefinition(const v1::PutDefinitionRequest& request,
                                              v1::PutDefinitionResponse* response) {
-  const v1::Definition& def = request.definition();
+  v1::Definition def = request.definition();
+  if (!def.has_native_reference()) {
+    // flashinfer-trace definitions carry only a Python reference; kiln ships native ones.
+    absl::StatusOr<std::optional<v1::Solution>> shipped = ShippedNativeReference(def.name());
+    if (!shipped.ok()) return shipped.status();
+    if (shipped->has_value()) *def.mutable_native_reference() = **shipped;
+  }
   if (absl::Status s = ValidateDefinition(def); !s.ok()) return s;
   if (context_.builtin_definitions.count(def.name()) > 0) {
     return absl::FailedPreconditionError(absl::StrCat("definition '", def.name(), "' is built in"));

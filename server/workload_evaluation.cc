@@ -182,8 +182,12 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
                                                           job.mode, job.backend->name, device);
   std::optional<v1::TimingResult> cached = node.reference_timings->Find(cache_key);
 
-  RoleRun ref =
-      RunRole(node, job, base, *job.reference, "reference", !cached.has_value(), on_stage, cancel);
+  v1::WorkerRequest ref_request = base;
+  ref_request.set_backend(ReferenceBackendName(
+      job.definition->native_reference().spec().language(), job.backend->name));
+  if (ref_request.backend() != base.backend()) ref_request.set_device_index(0);
+  RoleRun ref = RunRole(node, job, ref_request, *job.reference, "reference", !cached.has_value(),
+                        on_stage, cancel);
   if (!AcceptReference(ref, cancel, out)) return out;
   const v1::TimingResult ref_timing = cached ? *cached : ref.result.timing();
   if (!cached) node.reference_timings->Store(cache_key, ref_timing);

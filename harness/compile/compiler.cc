@@ -105,6 +105,7 @@ std::optional<CompileOutput> LoadCached(const std::string& entry_dir) {
   if (!log.ok()) return std::nullopt;
   CompileOutput out;
   out.log = *std::move(log);
+  out.kernel_resources = ParsePtxasResources(out.log);  // nvcc's -Xptxas -v lines, if any
   out.ok = Exists(entry_dir + "/" + kOkMarker);
   if (out.ok) {
     out.library_path = entry_dir + "/" + kLibrary;

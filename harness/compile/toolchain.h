@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "harness/compile/kernel_resources.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln {
@@ -24,6 +25,9 @@ struct CompileOutput {
   // False when the failure says nothing about the sources (the compiler timed out or was
   // killed); such a result is not cached.
   bool deterministic = true;
+  // Per-kernel resource usage, from toolchains that report it (nvcc). Derived from `log` by
+  // ParsePtxasResources, which gives the same list for a cached build.
+  std::vector<KernelResources> kernel_resources;
 };
 
 class Toolchain {

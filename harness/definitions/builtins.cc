@@ -15,6 +15,8 @@ namespace kiln {
 
 extern const EmbeddedFile kBuiltinDefinitionFiles[];
 extern const int kBuiltinDefinitionFiles_count;
+extern const EmbeddedFile kNativeReferenceFiles[];
+extern const int kNativeReferenceFiles_count;
 
 namespace {
 
@@ -59,6 +61,21 @@ absl::StatusOr<v1::Solution> BuiltinDemoSolution() {
   const EmbeddedFile* f = FindFile(absl::StrCat(kDemoDefinitionName, ".solution.json"));
   if (f == nullptr) return absl::InternalError("the demo solution is not built in");
   return ParseSolutionJson(Content(*f));
+}
+
+absl::StatusOr<std::optional<v1::Solution>> ShippedNativeReference(const std::string& definition) {
+  const std::string file = absl::StrCat(definition, ".json");
+  for (int i = 0; i < kNativeReferenceFiles_count; ++i) {
+    const EmbeddedFile& f = kNativeReferenceFiles[i];
+    if (file != f.name) continue;
+    auto solution = ParseSolutionJson(Content(f));
+    if (!solution.ok()) {
+      return absl::InternalError(
+          absl::StrCat("shipped native reference ", file, ": ", solution.status().message()));
+    }
+    return std::optional<v1::Solution>(*std::move(solution));
+  }
+  return std::optional<v1::Solution>();
 }
 
 }  // namespace kiln

@@ -4,6 +4,8 @@
 #ifndef KILN_HARNESS_DEFINITIONS_BUILTINS_H_
 #define KILN_HARNESS_DEFINITIONS_BUILTINS_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,11 @@ absl::StatusOr<std::vector<BuiltinDefinition>> LoadBuiltinDefinitions();
 // The definition `kiln demo` evaluates, and the solution it submits for it.
 inline constexpr char kDemoDefinitionName[] = "rmsnorm_h2048";
 absl::StatusOr<v1::Solution> BuiltinDemoSolution();
+
+// The native reference kiln ships for a definition that has none of its own (the
+// flashinfer-trace gemm and rmsnorm definitions; harness/definitions/native_references/), or
+// nullopt when kiln ships none for that name.
+absl::StatusOr<std::optional<v1::Solution>> ShippedNativeReference(const std::string& definition);
 
 }  // namespace kiln
 

@@ -2,6 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "harness/backend/host/host_device.h"
+#ifdef KILN_HAVE_CUDA
+#include "harness/backend/cuda/cuda_device.h"
+#endif
 
 namespace kiln {
 
@@ -13,6 +16,14 @@ absl::StatusOr<std::unique_ptr<Device>> OpenDevice(const std::string& backend, i
     }
     return std::unique_ptr<Device>(new HostDevice());
   }
+#ifdef KILN_HAVE_CUDA
+  if (backend == "cuda") {
+    // FAILED_PRECONDITION "no CUDA device: ..." where the runtime, driver or GPU is missing.
+    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(device_index);
+    if (!device.ok()) return device.status();
+    return std::unique_ptr<Device>(*std::move(device));
+  }
+#endif
   if (backend == "cuda" || backend == "level_zero") {
     return absl::UnimplementedError(
         absl::StrCat("request.backend: '", backend, "' is not built into this kiln-worker"));

@@ -105,9 +105,9 @@ TEST_CASE("a bad workload is INVALID_ARGUMENT naming its index") {
 TEST_CASE("an unavailable backend is refused by name") {
   TestNode node;
   v1::EvaluateRequest request = GoodRequest();
-  request.set_backend("cuda");
+  request.set_backend("level_zero");
   ExpectRefused(node, request, grpc::StatusCode::FAILED_PRECONDITION,
-                "backend 'cuda' is not available on this node");
+                "backend 'level_zero' is not available on this node");
 }
 
 TEST_CASE("a definition without a native reference cannot be evaluated here") {

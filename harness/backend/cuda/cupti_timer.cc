@@ -1,0 +1,188 @@
+#include "harness/backend/cuda/cupti_timer.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "harness/backend/cuda/activity_span.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kBufferBytes = size_t{8} << 20;
+constexpr size_t kBufferAlignment = 8;  // CUPTI's requirement for activity buffers
+
+// Records CUPTI hands back (on its own thread, or inside cuptiActivityFlushAll). They are kept
+// only while a call is being timed; the rest of the worker's CUDA work is traced too and
+// dropped here.
+struct ActivityLog {
+  std::mutex mu;
+  const CuptiApi* api = nullptr;
+  bool collecting = false;
+  std::vector<ApiRecord> api_records;
+  std::vector<GpuRecord> gpu_records;
+  size_t dropped = 0;
+};
+
+ActivityLog& Log() {
+  static ActivityLog* log = new ActivityLog();  // CUPTI may call back until the process ends
+  return *log;
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void Append(const CUpti_Activity* record, ActivityLog& log) {
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      log.gpu_records.push_back({absl::StrCat("kernel ", k->name != nullptr ? k->name : "?"),
+                                 k->start, k->end, k->correlationId});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      log.gpu_records.push_back(
+          {absl::StrCat("memcpy kind ", static_cast<int>(m->copyKind), " ", m->bytes, " B"),
+           m->start, m->end, m->correlationId});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      log.gpu_records.push_back({absl::StrCat("memset value ", m->value, " ", m->bytes, " B"),
+                                 m->start, m->end, m->correlationId});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      log.api_records.push_back({a->start, a->correlationId});
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                              size_t /*size*/, size_t valid_size) {
+  ActivityLog& log = Log();
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    if (log.api != nullptr) {
+      if (log.collecting) {
+        CUpti_Activity* record = nullptr;
+        while (log.api->ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+          Append(record, log);
+        }
+      }
+      // Read (which resets the count) even when not collecting, so that only drops during a
+      // timed call are charged to it.
+      size_t dropped = 0;
+      if (log.api->ActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+          log.collecting) {
+        log.dropped += dropped;
+      }
+    }
+  }
+  std::free(buffer);
+}
+
+absl::Status Check(const CuptiApi& api, CUptiResult result, const char* call) {
+  if (result == CUPTI_SUCCESS) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(call, ": ", CuptiResultText(api, result)));
+}
+
+// Registers the buffer callbacks and enables the activity kinds flashinfer-bench records. Once
+// per process; the outcome is remembered.
+absl::Status EnableTracing(const CuptiApi& api) {
+  static const absl::Status* enabled = new absl::Status([&api]() -> absl::Status {
+    Log().api = &api;
+    absl::Status s = Check(api, api.ActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+                           "cuptiActivityRegisterCallbacks");
+    const std::pair<CUpti_ActivityKind, const char*> kinds[] = {
+        {CUPTI_ACTIVITY_KIND_RUNTIME, "cuptiActivityEnable(RUNTIME)"},
+        {CUPTI_ACTIVITY_KIND_DRIVER, "cuptiActivityEnable(DRIVER)"},
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
+        {CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
+        {CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
+    };
+    for (const auto& [kind, call] : kinds) {
+      if (s.ok()) s = Check(api, api.ActivityEnable(kind), call);
+    }
+    return s;
+  }());
+  return *enabled;
+}
+
+CallSpan Span(uint64_t t0, uint64_t t1) {
+  ActivityLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  return SpanOfCall(log.api_records, log.gpu_records, t0, t1);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CuptiTimer>> CuptiTimer::Create(const std::string& cudart_dir) {
+  absl::StatusOr<const CuptiApi*> api = LoadCupti(cudart_dir);
+  if (!api.ok()) return api.status();
+  if (absl::Status s = EnableTracing(**api); !s.ok()) return s;
+  return std::unique_ptr<CuptiTimer>(new CuptiTimer(**api));
+}
+
+absl::StatusOr<double> CuptiTimer::TimeCall(const std::function<absl::Status()>& call,
+                                            const std::function<absl::Status()>& synchronize) {
+  ActivityLog& log = Log();
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    log.collecting = true;
+    log.api_records.clear();
+    log.gpu_records.clear();
+    log.dropped = 0;
+  }
+  uint64_t t0 = 0, t1 = 0;
+  CUptiResult before = api_.GetTimestamp(&t0);
+  absl::Status status = call();
+  absl::Status synced = synchronize();
+  CUptiResult after = api_.GetTimestamp(&t1);
+  // After the synchronize every record of the call is complete, so a normal flush delivers
+  // them; a forced one is the fallback for a buffer that also holds an unfinished record.
+  CUptiResult flushed = api_.ActivityFlushAll(0);
+  CallSpan span = Span(t0, t1);
+  if (span.records == 0 && flushed == CUPTI_SUCCESS) {
+    flushed = api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    span = Span(t0, t1);
+  }
+  size_t dropped = 0;
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    log.collecting = false;
+    dropped = log.dropped;
+    log.api_records.clear();
+    log.gpu_records.clear();
+  }
+  if (!status.ok()) return status;
+  if (!synced.ok()) return synced;
+  if (absl::Status s = Check(api_, before, "cuptiGetTimestamp"); !s.ok()) return s;
+  if (absl::Status s = Check(api_, after, "cuptiGetTimestamp"); !s.ok()) return s;
+  if (absl::Status s = Check(api_, flushed, "cuptiActivityFlushAll"); !s.ok()) return s;
+  if (dropped > 0) {
+    return absl::InternalError(absl::StrCat(
+        "CUPTI dropped ", dropped, " activity records while timing the call; its span is unknown"));
+  }
+  absl::StatusOr<double> ms = SpanMilliseconds(span);
+  if (!ms.ok()) return ms.status();
+  if (!first_work_.has_value()) {
+    first_work_ = span.signatures;
+  } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {
+    return s;
+  }
+  return *ms;
+}
+
+}  // namespace kiln

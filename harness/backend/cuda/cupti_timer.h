@@ -1,0 +1,41 @@
+// The official timer of the CUDA backend: CUPTI activity records, as flashinfer-bench's
+// bench_gpu_time_with_cupti. Activity tracing of RUNTIME, DRIVER, CONCURRENT_KERNEL, MEMCPY and
+// MEMSET is enabled once per process; each timed call is bracketed by CUPTI timestamps, the
+// device is synchronized (so work on any stream finishes), the records are flushed, and the
+// sample is the span of the call's GPU work (activity_span.h). A call whose set of kernels /
+// copies / fills differs from the first timed call's is an error, as in flashinfer-bench.
+#ifndef KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
+#define KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "harness/backend/cuda/cupti_api.h"
+
+namespace kiln {
+
+class CuptiTimer {
+ public:
+  // Loads CUPTI (beside `cudart_dir` if the loader does not find it) and enables activity
+  // tracing. An error (no CUPTI, another profiler holds it, ...) means: use CUDA events.
+  static absl::StatusOr<std::unique_ptr<CuptiTimer>> Create(const std::string& cudart_dir);
+
+  // Runs `call`, then `synchronize` (which must wait for all work on the device), and returns the
+  // GPU span of the call in ms. The first error of call / synchronize is returned as is.
+  absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
+                                  const std::function<absl::Status()>& synchronize);
+
+ private:
+  explicit CuptiTimer(const CuptiApi& api) : api_(api) {}
+  const CuptiApi& api_;
+  std::optional<std::set<std::string>> first_work_;  // signatures of the first timed call
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
