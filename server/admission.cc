@@ -49,7 +49,9 @@ absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& soluti
         absl::StrCat("solution.spec.language: '", language, "' does not run on backend '",
                      backend.name, "' (it runs ", absl::StrJoin(backend.languages, ", "), ")"));
   }
-  if (!Contains(backend.languages, reference.spec().language())) {
+  // A C++ reference runs on the host whatever the candidate's backend (ReferenceBackendName).
+  if (ReferenceBackendName(reference.spec().language(), backend.name) != "host" &&
+      !Contains(backend.languages, reference.spec().language())) {
     return absl::FailedPreconditionError(absl::StrCat(
         "definition '", def.name(), "': native_reference language '", reference.spec().language(),
         "' does not run on backend '", backend.name, "'"));
@@ -112,7 +114,17 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
 
   run.mode = request.mode().empty() ? policy.default_mode : request.mode();
   if (absl::Status s = ValidateMode(run.mode); !s.ok()) return s;
-  auto backend = SelectBackend(*policy.backends, request.backend());
+  // Without a backend named, the first of the node's backends that runs the solution's language.
+  std::string requested = request.backend();
+  if (requested.empty()) {
+    for (const NodeBackend& b : *policy.backends) {
+      if (Contains(b.languages, request.solution().spec().language())) {
+        requested = b.name;
+        break;
+      }
+    }
+  }
+  auto backend = SelectBackend(*policy.backends, requested);
   if (!backend.ok()) return backend.status();
   run.backend = *backend;
   if (absl::Status s = CheckRunnable(run.definition, request.solution(), *run.backend); !s.ok()) {
