@@ -1,0 +1,22 @@
+// vector_add_cuda, faults on the GPU: writes the sums through a null device pointer. The pointer
+// comes from a volatile host variable so the compiler cannot see it is null and drop the store.
+// The launch itself succeeds; the illegal address surfaces at the next synchronisation.
+#include <cuda_runtime.h>
+#include <kiln/abi.h>
+#include <stdint.h>
+
+static volatile uintptr_t kiln_null_address = 0;
+
+__global__ void vector_add_to_null_kernel(const float* a, const float* b, float* c, int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  if (nargs != 3) return 2;
+  const int64_t n = args[0].shape[0];
+  if (n == 0) return 0;
+  vector_add_to_null_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)ctx->stream>>>(
+      (const float*)args[0].data, (const float*)args[1].data, (float*)kiln_null_address, n);
+  return cudaGetLastError() != cudaSuccess ? 1 : 0;
+}

@@ -1,0 +1,18 @@
+// vector_add_cuda, wrong on every element: c = a + b + 1. Runs cleanly; must fail verification.
+#include <cuda_runtime.h>
+#include <kiln/abi.h>
+#include <stdint.h>
+
+__global__ void vector_add_plus_one_kernel(const float* a, const float* b, float* c, int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i] + 1.0f;
+}
+
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  if (nargs != 3) return 2;
+  const int64_t n = args[0].shape[0];
+  if (n == 0) return 0;
+  vector_add_plus_one_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)ctx->stream>>>(
+      (const float*)args[0].data, (const float*)args[1].data, (float*)args[2].data, n);
+  return cudaGetLastError() != cudaSuccess ? 1 : 0;
+}
