@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
+#include "harness/compile/kernel_resources.h"
 #include "harness/compile/vendor_library_policy.h"
 #include "harness/model/json_interop.h"
 #include "server/deadline_flag.h"
@@ -138,6 +139,14 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
   if (!result.ok) {
     FailRemaining(v1::COMPILE_ERROR, reason, result.log);
     return std::nullopt;
+  }
+  // Registers, shared memory, stack and spills per kernel (nvcc -Xptxas -v), kept with the run.
+  if (!result.kernel_resources.empty()) {
+    Archived(node_.archive
+                 ->PutArtifact(run_id(), "resource_usage", "kernels.json",
+                               KernelResourcesJson(result.kernel_resources))
+                 .status(),
+             "PutArtifact");
   }
   // Checked on every compile, cache hits too: the allowance belongs to the definition.
   if (absl::Status policy =
