@@ -43,8 +43,8 @@ std::vector<std::string> NvccArchListFor(const std::vector<int>& compute_capabil
 // code=sm_XX[a|f]), "compute_XX[a|f]" embedded PTX. INVALID_ARGUMENT names a malformed entry.
 absl::StatusOr<std::vector<std::string>> NvccGencodeFlags(const std::vector<std::string>& archs);
 
-// The nvcc to run: $KILN_NVCC, else $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc, else nvcc
-// in PATH. NOT_FOUND lists the places tried.
+// The nvcc to run: $KILN_NVCC, else bin/nvcc under the CudaToolkitRoots(), else nvcc in PATH.
+// NOT_FOUND lists the places tried.
 absl::StatusOr<std::string> FindNvcc();
 
 // The toolchain for `include_dir` (kiln/abi.h) and `arch_list` (empty: DefaultNvccArchList()),

@@ -1,10 +1,10 @@
 #include "harness/backend/cuda/cuda_runtime_api.h"
 
-#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "harness/backend/cuda/shared_library.h"
+#include "harness/common/cuda_toolkit.h"
 
 namespace kiln {
 namespace {
@@ -12,12 +12,9 @@ namespace {
 std::vector<std::string> RuntimeCandidates() {
   const std::string soname = CudaRuntimeSoname();
   std::vector<std::string> candidates = {soname};
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    const char* root = std::getenv(var);
-    if (root != nullptr && *root != '\0')
-      candidates.push_back(absl::StrCat(root, "/lib64/", soname));
+  for (const std::string& root : CudaToolkitRoots()) {
+    candidates.push_back(absl::StrCat(root, "/lib64/", soname));
   }
-  candidates.push_back("/usr/local/cuda/lib64/" + soname);
   return candidates;
 }
 

@@ -57,8 +57,7 @@ struct CudaRuntimeApi {
 std::string CudaRuntimeSoname();
 
 // Loads the runtime once per process (later calls return the same table or the same error):
-// the soname through the loader's search path, then $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
-// /usr/local/cuda/lib64. NOT_FOUND "cannot load libcudart.so.13: ..." when none loads or a
+// the soname through the loader's search path, then lib64/ under each of CudaToolkitRoots(). NOT_FOUND "cannot load libcudart.so.13: ..." when none loads or a
 // function is missing. Loading needs no driver; the first call that does reports its absence.
 absl::StatusOr<const CudaRuntimeApi*> LoadCudaRuntime();
 

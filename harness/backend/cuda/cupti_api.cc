@@ -2,11 +2,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "harness/backend/cuda/shared_library.h"
+#include "harness/common/cuda_toolkit.h"
 
 namespace kiln {
 namespace {
@@ -18,10 +18,9 @@ std::vector<std::string> CuptiCandidates(const std::string& cudart_dir) {
     candidates.push_back(absl::StrCat(cudart_dir, "/", soname));
     candidates.push_back(absl::StrCat(cudart_dir, "/../extras/CUPTI/lib64/", soname));
   }
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
-    candidates.push_back(absl::StrCat(home, "/extras/CUPTI/lib64/", soname));
+  for (const std::string& root : CudaToolkitRoots()) {
+    candidates.push_back(absl::StrCat(root, "/extras/CUPTI/lib64/", soname));
   }
-  candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/" + soname);
   return candidates;
 }
 

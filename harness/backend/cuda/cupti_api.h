@@ -1,7 +1,7 @@
 // CUPTI, loaded at run time like the CUDA runtime: libcupti.so.<major> and libcupti.so through
-// the loader's search path, then beside the loaded libcudart, in its ../extras/CUPTI/lib64, in
-// $CUDA_HOME/extras/CUPTI/lib64 and in /usr/local/cuda/extras/CUPTI/lib64. Only the activity API
-// the CUPTI timer uses is resolved.
+// the loader's search path, then beside the loaded libcudart, in its ../extras/CUPTI/lib64, and
+// in extras/CUPTI/lib64 under each of CudaToolkitRoots(). Only the activity API the CUPTI timer
+// uses is resolved.
 #ifndef KILN_HARNESS_BACKEND_CUDA_CUPTI_API_H_
 #define KILN_HARNESS_BACKEND_CUDA_CUPTI_API_H_
 
