@@ -19,7 +19,8 @@ int InputError(const absl::Status& status, Console& console) {
   return kExitUsage;
 }
 
-// Registers the definition read from a file, with `workloads`, before it is evaluated.
+// Registers the definition read from a file, with `workloads`, before it is evaluated. Without
+// workloads the harness keeps those the definition already has.
 int PutDefinition(Connection& connection, const v1::Definition& def,
                   const std::vector<v1::Workload>& workloads, Console& console) {
   v1::PutDefinitionRequest request;
@@ -33,40 +34,6 @@ int PutDefinition(Connection& connection, const v1::Definition& def,
   console.err << "kiln: definition " << response.name() << " registered ("
               << response.workload_count() << " workloads)\n";
   return kExitOk;
-}
-
-// The number of workloads registered for `name`, -1 when it is not registered.
-absl::StatusOr<int> RegisteredWorkloads(Connection& connection, const std::string& name) {
-  grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
-  v1::ListDefinitionsResponse response;
-  grpc::Status status =
-      connection.stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &response);
-  if (!status.ok()) return absl::UnavailableError(connection.Describe(status));
-  for (const v1::DefinitionSummary& d : response.definitions()) {
-    if (d.name() == name) return d.workload_count();
-  }
-  return -1;
-}
-
-// Registers a definition given as a file. Registering replaces the definition's workloads, so
-// without --workloads a definition that already has workloads is left as registered.
-int RegisterDefinitionFile(Connection& connection, const v1::Definition& def,
-                           const std::vector<v1::Workload>& workloads, Console& console) {
-  if (workloads.empty()) {
-    absl::StatusOr<int> registered = RegisteredWorkloads(connection, def.name());
-    if (!registered.ok()) {
-      console.err << registered.status().message() << "\n";
-      return kExitUsage;
-    }
-    if (*registered > 0) {
-      console.err << "kiln: definition " << def.name() << " is already registered with "
-                  << *registered << " workloads; evaluating on those (pass --workloads to "
-                  << "register the file again)\n";
-      return kExitOk;
-    }
-  }
-  return PutDefinition(connection, def, workloads, console);
 }
 
 }  // namespace
@@ -105,7 +72,7 @@ int RunSubmit(const Invocation& inv, Console& console) {
 
   Connection connection(inv.server);
   if (definition) {
-    int put = RegisterDefinitionFile(connection, *definition, workloads, console);
+    int put = PutDefinition(connection, *definition, workloads, console);
     if (put != kExitOk) return put;
   }
   v1::EvaluateRequest request;

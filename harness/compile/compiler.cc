@@ -199,8 +199,8 @@ absl::Status Stage(const std::string& dir, const CompileOutput& out) {
 
 }  // namespace
 
-// Builds in cache_dir/tmp/build-XXXXXX and renames the result into place; when another build
-// of the same key won the race, its folder is as good as ours.
+// Builds in a fresh folder under the cache's tmp/ and renames the result into place; when another
+// build of the same key won the race, its folder is as good as ours.
 absl::StatusOr<CompileOutput> Compiler::Build(const v1::Solution& solution, Toolchain& toolchain,
                                               const std::string& function,
                                               const std::string& entry_dir,

@@ -1,7 +1,6 @@
 // The host C++ toolchain: solutions with language "cpp", built by the system C++ compiler into
 // a shared object that the host backend loads.
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -9,20 +8,17 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "harness/compile/compiler_invocation.h"
 #include "harness/compile/source_tree.h"
 #include "harness/compile/toolchain.h"
 #include "harness/sandbox/process.h"
 #include "harness/sandbox/program_path.h"
-
-extern char** environ;
 
 namespace kiln {
 
 namespace {
 
 constexpr double kDefaultTimeoutS = 120;
-constexpr int64_t kMaxLogBytes = 1 << 20;
-constexpr int64_t kMaxOutputFileBytes = int64_t{1} << 30;
 
 // $KILN_CXX, else $CXX, else g++; may carry words ("ccache g++", "g++-12 -fno-plt").
 std::vector<std::string> CompilerCommand() {
@@ -33,28 +29,6 @@ std::vector<std::string> CompilerCommand() {
   if (words.empty()) words = {"g++"};
   if (absl::StatusOr<std::string> path = FindProgram(words[0]); path.ok()) words[0] = *path;
   return words;
-}
-
-// Diagnostics in plain ASCII English, whatever the server's locale.
-std::vector<std::string> CompilerEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    absl::string_view kv(*e);
-    if (absl::StartsWith(kv, "LC_") || absl::StartsWith(kv, "LANG=") ||
-        absl::StartsWith(kv, "LANGUAGE=") || absl::StartsWith(kv, "GCC_COLORS=")) {
-      continue;
-    }
-    env.emplace_back(kv);
-  }
-  env.push_back("LC_ALL=C");
-  return env;
-}
-
-bool IsTranslationUnit(const std::string& path) {
-  for (const char* ext : {".cc", ".cpp", ".cxx", ".c"}) {
-    if (absl::EndsWith(path, ext)) return true;
-  }
-  return false;
 }
 
 class HostCxxToolchain final : public Toolchain {
@@ -91,7 +65,7 @@ class HostCxxToolchain final : public Toolchain {
   std::string QueryVersion() const {
     ProcessOptions opts;
     opts.argv = {command_[0], "--version"};
-    opts.env = CompilerEnvironment();
+    opts.env = CompilerEnvironment({});
     opts.merge_stderr = false;
     opts.timeout_s = 30;
     absl::StatusOr<ProcessResult> r = RunProcess(opts);
@@ -119,43 +93,20 @@ absl::StatusOr<CompileOutput> HostCxxToolchain::Compile(const v1::Solution& solu
   }
   const std::string src_dir = work_dir + "/src";
   if (absl::Status s = WriteSources(solution, src_dir); !s.ok()) return s;
-  std::vector<std::string> units;
-  for (const v1::SourceFile& source : solution.sources()) {
-    if (IsTranslationUnit(source.path())) units.push_back(source.path());
-  }
-  std::sort(units.begin(), units.end());
-  CompileOutput out;
+  std::vector<std::string> units = TranslationUnits(solution, {".cc", ".cpp", ".cxx", ".c"});
   if (units.empty()) {
+    CompileOutput out;
     out.log = "no C++ translation unit among the sources (expected .cc, .cpp, .cxx or .c files)\n";
     return out;
   }
-
-  ProcessOptions opts;
-  opts.argv = {command_[0]};
-  for (std::string& flag : Flags()) opts.argv.push_back(std::move(flag));
-  for (const char* flag : {"-fdiagnostics-color=never", "-o"}) opts.argv.emplace_back(flag);
-  opts.argv.push_back(std::filesystem::absolute(output_path).string());
-  opts.argv.insert(opts.argv.end(), units.begin(), units.end());
-  opts.env = CompilerEnvironment();
-  opts.cwd = src_dir;  // diagnostics then name "main.cc:12:5", as the author wrote the paths
-  opts.timeout_s = timeout_s_;
-  opts.max_cpu_seconds = static_cast<int64_t>(std::ceil(timeout_s_)) + 1;
-  opts.max_file_bytes = kMaxOutputFileBytes;
-  opts.max_captured_bytes = kMaxLogBytes;
-  absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
-  if (!run.ok()) return run.status();
-  if (run->cancelled) return absl::CancelledError("compilation cancelled");
-
-  out.log = std::move(run->output);
-  out.seconds = run->wall_s;
-  if (run->timed_out || run->term_signal != 0) {
-    out.deterministic = false;
-    absl::StrAppend(&out.log, "[kiln] compiler ", run->Describe(), "\n");
-    return out;
-  }
-  out.ok = run->exit_code == 0;
-  if (out.ok) out.library_path = output_path;
-  return out;
+  CompilerInvocation invocation;
+  invocation.argv = {command_[0]};
+  for (std::string& flag : Flags()) invocation.argv.push_back(std::move(flag));
+  invocation.argv.push_back("-fdiagnostics-color=never");
+  invocation.env = CompilerEnvironment({});
+  invocation.src_dir = src_dir;  // diagnostics then name "main.cc:12:5"
+  invocation.timeout_s = timeout_s_;
+  return RunCompiler(std::move(invocation), units, output_path, cancel);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -16,50 +15,22 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "harness/common/cuda_toolkit.h"
 #include "harness/common/files.h"
 #include "harness/compile/compiler.h"
+#include "harness/compile/compiler_invocation.h"
 #include "harness/compile/source_tree.h"
 #include "harness/compile/vendor_library_policy.h"
 #include "harness/sandbox/process.h"
 #include "harness/sandbox/program_path.h"
 
-extern char** environ;
-
 namespace kiln {
 namespace {
 
-constexpr int64_t kMaxLogBytes = 1 << 20;
-constexpr int64_t kMaxOutputFileBytes = int64_t{1} << 30;
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// The locale is fixed so diagnostics are plain ASCII English; NVCC_PREPEND_FLAGS,
-// NVCC_APPEND_FLAGS and NVCC_CCBIN are dropped because they would change the build without
-// changing the cache key. TMPDIR is the build's own folder (nvcc writes its intermediates there).
-std::vector<std::string> NvccEnvironment(const std::string& tmp_dir) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    absl::string_view kv(*e);
-    if (absl::StartsWith(kv, "LC_") || absl::StartsWith(kv, "LANG=") ||
-        absl::StartsWith(kv, "LANGUAGE=") || absl::StartsWith(kv, "GCC_COLORS=") ||
-        absl::StartsWith(kv, "NVCC_") || absl::StartsWith(kv, "TMPDIR=")) {
-      continue;
-    }
-    env.emplace_back(kv);
-  }
-  env.push_back("LC_ALL=C");
-  if (!tmp_dir.empty()) env.push_back("TMPDIR=" + tmp_dir);
-  return env;
-}
-
-bool IsTranslationUnit(const std::string& path) {
-  for (const char* ext : {".cu", ".cpp", ".cc"}) {
-    if (absl::EndsWith(path, ext)) return true;
-  }
-  return false;
 }
 
 // "sm_90a" -> {"sm", "90a"}: a prefix and a number with an optional a/f suffix.
@@ -143,7 +114,7 @@ class NvccToolchain final : public Toolchain {
   std::string QueryVersion() const {
     ProcessOptions opts;
     opts.argv = {nvcc_, "--version"};
-    opts.env = NvccEnvironment("");
+    opts.env = CompilerEnvironment({"NVCC_"});
     opts.merge_stderr = false;
     opts.timeout_s = 30;
     absl::StatusOr<ProcessResult> r = RunProcess(opts);
@@ -177,48 +148,26 @@ absl::StatusOr<CompileOutput> NvccToolchain::Compile(const v1::Solution& solutio
   const std::string tmp_dir = work_dir + "/nvcc-tmp";
   if (absl::Status s = WriteSources(solution, src_dir); !s.ok()) return s;
   if (absl::Status s = MakeDirs(tmp_dir); !s.ok()) return s;
-  std::vector<std::string> units;
-  for (const v1::SourceFile& source : solution.sources()) {
-    if (IsTranslationUnit(source.path())) units.push_back(source.path());
-  }
-  std::sort(units.begin(), units.end());
-  CompileOutput out;
+  std::vector<std::string> units = TranslationUnits(solution, {".cu", ".cpp", ".cc"});
   if (units.empty()) {
+    CompileOutput out;
     out.log = "no CUDA translation unit among the sources (expected .cu, .cpp or .cc files)\n";
     return out;
   }
-
-  ProcessOptions opts;
-  opts.argv = {nvcc_};
-  for (std::string& flag : Flags()) opts.argv.push_back(std::move(flag));
-  for (std::string& flag : DependencyLinkFlags(solution)) opts.argv.push_back(std::move(flag));
-  opts.argv.push_back("-o");
-  opts.argv.push_back(std::filesystem::absolute(output_path).string());
-  opts.argv.insert(opts.argv.end(), units.begin(), units.end());
-  opts.env = NvccEnvironment(tmp_dir);
-  opts.cwd = src_dir;  // diagnostics name "kernel.cu(12): error", as the author wrote the paths
-  opts.timeout_s = timeout_s_;
-  // Per process (nvcc, cicc, ptxas each get it); the wall-clock limit bounds the whole run.
-  opts.max_cpu_seconds = static_cast<int64_t>(std::ceil(timeout_s_)) + 1;
-  opts.max_file_bytes = kMaxOutputFileBytes;
-  opts.max_captured_bytes = kMaxLogBytes;
-  absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
-  if (!run.ok()) return run.status();
-  if (run->cancelled) return absl::CancelledError("compilation cancelled");
-
-  out.log = std::move(run->output);
-  out.seconds = run->wall_s;
-  if (run->timed_out || run->term_signal != 0) {
-    out.deterministic = false;
-    absl::StrAppend(&out.log, "[kiln] compiler ", run->Describe(), "\n");
-    return out;
-  }
-  out.ok = run->exit_code == 0;
-  out.kernel_resources = ParsePtxasResources(out.log);
-  if (out.ok) {
-    out.library_path = output_path;
-    NoteUnlinkedVendorSymbols(solution, output_path, &out.log);
-  }
+  CompilerInvocation invocation;
+  invocation.argv = {nvcc_};
+  for (std::string& flag : Flags()) invocation.argv.push_back(std::move(flag));
+  for (std::string& flag : DependencyLinkFlags(solution)) invocation.argv.push_back(std::move(flag));
+  // NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS and NVCC_CCBIN would change the build without changing
+  // the cache key. TMPDIR is the build's own folder (nvcc writes its intermediates there).
+  invocation.env = CompilerEnvironment({"NVCC_", "TMPDIR="});
+  invocation.env.push_back("TMPDIR=" + tmp_dir);
+  invocation.src_dir = src_dir;  // diagnostics then name "kernel.cu(12): error"
+  invocation.timeout_s = timeout_s_;
+  absl::StatusOr<CompileOutput> out = RunCompiler(std::move(invocation), units, output_path, cancel);
+  if (!out.ok()) return out;
+  out->kernel_resources = ParsePtxasResources(out->log);
+  if (out->ok) NoteUnlinkedVendorSymbols(solution, output_path, &out->log);
   return out;
 }
 
@@ -260,10 +209,7 @@ absl::StatusOr<std::string> FindNvcc() {
     return absl::NotFoundError(
         absl::StrCat("$KILN_NVCC names '", chosen, "', which is not an executable file"));
   }
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
-    tried.push_back(absl::StrCat(home, "/bin/nvcc"));
-  }
-  tried.push_back("/usr/local/cuda/bin/nvcc");
+  for (const std::string& root : CudaToolkitRoots()) tried.push_back(absl::StrCat(root, "/bin/nvcc"));
   for (const std::string& candidate : tried) {
     if (IsExecutableFile(candidate)) return candidate;
   }
