@@ -30,23 +30,6 @@ bool HasLatency(const v1::Trace& trace) {
 
 }  // namespace
 
-std::string RunStateName(v1::RunState state) {
-  switch (state) {
-    case v1::RUN_QUEUED:
-      return "queued";
-    case v1::RUN_COMPILING:
-      return "compiling";
-    case v1::RUN_VERIFYING:
-      return "verifying";
-    case v1::RUN_TIMING:
-      return "timing";
-    case v1::RUN_DONE:
-      return "done";
-    default:
-      return "unknown";
-  }
-}
-
 std::string AxesText(const v1::Workload& workload) {
   std::vector<std::string> parts;
   for (const v1::AxisValue& axis : workload.axes()) {

@@ -13,8 +13,6 @@
 
 namespace kiln::cli {
 
-// "queued", "compiling", "verifying", "timing", "done".
-std::string RunStateName(v1::RunState state);
 // "n=1000, m=4".
 std::string AxesText(const v1::Workload& workload);
 

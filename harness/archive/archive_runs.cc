@@ -7,6 +7,7 @@
 #include "harness/archive/archive_impl.h"
 #include "harness/archive/run_rows.h"
 #include "harness/archive/status_macros.h"
+#include "harness/model/json_interop.h"
 
 namespace kiln {
 
@@ -15,21 +16,6 @@ namespace {
 using archive::Connection;
 using archive::RunProgress;
 using archive::Statement;
-
-std::string StageWord(v1::RunState state) {
-  switch (state) {
-    case v1::RUN_QUEUED:
-      return "queued";
-    case v1::RUN_COMPILING:
-      return "compiling";
-    case v1::RUN_VERIFYING:
-      return "verifying";
-    case v1::RUN_TIMING:
-      return "timing";
-    default:
-      return absl::StrCat("in state ", state);
-  }
-}
 
 double SecondsSince(int64_t since_ms, int64_t now_ms) {
   return since_ms > 0 && now_ms > since_ms ? static_cast<double>(now_ms - since_ms) / 1000.0 : 0.0;
@@ -221,7 +207,7 @@ absl::StatusOr<int> Archive::MarkInterrupted() {
                                            "finished_ms = ?5, updated_ms = ?5 WHERE run_id = ?1"));
         for (const auto& [run_id, state] : unfinished) {
           const std::string reason =
-              absl::StrCat("the harness stopped while this run was ", StageWord(state));
+              absl::StrCat("the harness stopped while this run was ", RunStateName(state));
           ARCHIVE_RETURN_IF_ERROR(InterruptUndecidedTraces(conn, run_id, reason));
           update.BindText(1, run_id);
           update.BindInt(2, v1::RUN_DONE);

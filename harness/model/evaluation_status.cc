@@ -1,4 +1,4 @@
-// Evaluation status names: flashinfer-bench's seven plus kiln's REJECTED, CANCELLED and
+// Run state names, and evaluation status names: flashinfer-bench's seven plus kiln's REJECTED, CANCELLED and
 // INTERRUPTED, spelled exactly as the enum values of kiln.v1.EvaluationStatus.
 #include <array>
 #include <utility>
@@ -36,6 +36,23 @@ absl::StatusOr<v1::EvaluationStatus> ParseStatusName(std::string_view name) {
     if (status_name == name) return status;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown status '", std::string(name), "'"));
+}
+
+const char* RunStateName(v1::RunState state) {
+  switch (state) {
+    case v1::RUN_QUEUED:
+      return "queued";
+    case v1::RUN_COMPILING:
+      return "compiling";
+    case v1::RUN_VERIFYING:
+      return "verifying";
+    case v1::RUN_TIMING:
+      return "timing";
+    case v1::RUN_DONE:
+      return "done";
+    default:
+      return "unknown";
+  }
 }
 
 }  // namespace kiln

@@ -43,6 +43,10 @@ std::string TraceToJson(const v1::Trace& t, bool export_kiln_extensions = true, 
 std::string_view StatusName(v1::EvaluationStatus s);
 absl::StatusOr<v1::EvaluationStatus> ParseStatusName(std::string_view name);
 
+// The stage a run is in, as people read it: "queued", "compiling", "verifying", "timing",
+// "done"; "unknown" for anything else.
+const char* RunStateName(v1::RunState state);
+
 }  // namespace kiln
 
 #endif  // KILN_HARNESS_MODEL_JSON_INTEROP_H_
