@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,6 +22,12 @@
 #include "kiln/abi.h"
 
 namespace kiln {
+
+// A span of device memory.
+struct MemoryRegion {
+  const void* data = nullptr;
+  int64_t bytes = 0;
+};
 
 class Device : public TimedDevice {
  public:
@@ -47,6 +54,14 @@ class Device : public TimedDevice {
   // What solutions receive as `ctx`: abi_version, backend and the native stream / device /
   // context handles (NULL on the host). Valid for the device's lifetime.
   virtual kiln_context Context() const = 0;
+  // Checksums of device memory computed on the device, one per region, comparable only with
+  // other values from the same Device. UNIMPLEMENTED when the backend cannot; the caller then
+  // copies the memory to the host and uses Checksum64.
+  virtual absl::StatusOr<std::vector<uint64_t>> ChecksumOnDevice(
+      const std::vector<MemoryRegion>& regions) {
+    (void)regions;
+    return absl::UnimplementedError("no device-side checksum on this backend");
+  }
 };
 
 // Device memory owned by one object; move-only. The device must outlive the buffer.

@@ -90,7 +90,9 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   Report("inputs", trial);
   current_trial_ = trial;
   calls_in_trial_ = 0;
-  absl::Status s = tensors_->GenerateInputs(TrialSeed(request_, trial), request_.blob_root());
+  // Each trial's outputs live in memory allocated for it (trial 0's when the set was created).
+  absl::Status s = trial > 0 ? tensors_->AllocateOutputs() : absl::OkStatus();
+  if (s.ok()) s = tensors_->GenerateInputs(TrialSeed(request_, trial), request_.blob_root());
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();

@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> TensorSet::Create(const v1::Definitio
     if (!s.ok()) return s;
   }
   set->RebuildArgs();
-  absl::Status s = set->RenewOutputs();
+  absl::Status s = set->AllocateOutputs();
   if (!s.ok()) return s;
   return set;
 }
@@ -154,16 +154,25 @@ absl::Status TensorSet::Poison(Slot& slot) {
   return device_.Fill(Data(slot), PoisonByte(slot.spec.dtype()), slot.bytes);
 }
 
+absl::Status TensorSet::AllocateOutputs() {
+  for (size_t i = num_inputs_; i < slots_.size(); ++i) {
+    Slot& slot = *slots_[i];
+    if (slot.spec.scalar()) continue;
+    // The new buffers are allocated before the old ones are released, so no trial's outputs
+    // start at an address of the previous trial's.
+    for (DeviceBuffer* buffer : {&slot.device_buffer, &slot.spare_buffer}) {
+      absl::StatusOr<DeviceBuffer> fresh = DeviceBuffer::Allocate(device_, slot.bytes);
+      if (!fresh.ok()) return fresh.status();
+      *buffer = *std::move(fresh);
+    }
+  }
+  return RenewOutputs();
+}
+
 absl::Status TensorSet::RenewOutputs() {
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     Slot& slot = *slots_[i];
-    if (!slot.spec.scalar()) {
-      // The new buffer is allocated before the old one is released, so consecutive calls never
-      // see the same output address.
-      absl::StatusOr<DeviceBuffer> fresh = DeviceBuffer::Allocate(device_, slot.bytes);
-      if (!fresh.ok()) return fresh.status();
-      slot.device_buffer = *std::move(fresh);
-    }
+    if (!slot.spec.scalar()) std::swap(slot.device_buffer, slot.spare_buffer);
     absl::Status s = Poison(slot);
     if (!s.ok()) return s;
   }
@@ -181,13 +190,28 @@ absl::StatusOr<const void*> TensorSet::HostView(const Slot& slot) {
 
 absl::StatusOr<std::vector<uint64_t>> TensorSet::InputChecksums() {
   std::vector<uint64_t> sums(num_inputs_, 0);
+  std::vector<MemoryRegion> on_device;
+  std::vector<size_t> device_slots;
   for (size_t i = 0; i < num_inputs_; ++i) {
     const Slot& slot = *slots_[i];
     if (slot.input == nullptr) continue;
+    if (!slot.host && device_checksums_) {
+      on_device.push_back({Data(slot), slot.bytes});
+      device_slots.push_back(i);
+      continue;
+    }
     absl::StatusOr<const void*> view = HostView(slot);
     if (!view.ok()) return view.status();
     sums[i] = Checksum64(*view, static_cast<size_t>(slot.bytes));
   }
+  if (on_device.empty()) return sums;
+  absl::StatusOr<std::vector<uint64_t>> device_sums = device_.ChecksumOnDevice(on_device);
+  if (absl::IsUnimplemented(device_sums.status())) {
+    device_checksums_ = false;  // from now on, always on the host (sums must stay comparable)
+    return InputChecksums();
+  }
+  if (!device_sums.ok()) return device_sums.status();
+  for (size_t k = 0; k < device_slots.size(); ++k) sums[device_slots[k]] = (*device_sums)[k];
   return sums;
 }
 

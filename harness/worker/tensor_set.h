@@ -1,7 +1,11 @@
 // The arguments of one solution call: the definition's inputs, then its outputs, at the
 // workload's shapes, in device memory (scalars always in host memory, as the ABI says), exposed
-// as the kiln_tensor array a kiln_entry takes. Outputs are replaced by freshly allocated,
-// poisoned memory before every call, so an output the solution does not write stays poison.
+// as the kiln_tensor array a kiln_entry takes. Every output has two buffers, freshly allocated
+// for each trial; calls alternate between them (so consecutive calls never see the same output
+// address) and the buffer is poisoned before every call, so an output the solution does not write
+// stays poison. No memory is allocated or freed between the timed calls of a trial: a cudaFree
+// there changes the memory system's state (page mappings) in a way the official protocol never
+// does, and inflated the latency of large memory-bound kernels.
 #ifndef KILN_HARNESS_WORKER_TENSOR_SET_H_
 #define KILN_HARNESS_WORKER_TENSOR_SET_H_
 
@@ -31,9 +35,13 @@ class TensorSet {
 
   // Fills input i (definition order) with GenerateInput(seed, input index i).
   absl::Status GenerateInputs(uint64_t seed, const std::string& blob_root);
-  // Replaces every output with newly allocated memory filled with the poison of its dtype.
+  // Allocates both buffers of every output anew (releasing the old ones), then RenewOutputs.
+  absl::Status AllocateOutputs();
+  // Switches every output to its other buffer and fills it with the poison of its dtype.
   absl::Status RenewOutputs();
-  // Checksum64 of each input, definition order.
+  // A checksum of each input, definition order: computed on the device when the backend can
+  // (Device::ChecksumOnDevice), else Checksum64 of a host copy. Values compare only with values
+  // from the same TensorSet.
   absl::StatusOr<std::vector<uint64_t>> InputChecksums();
   // REJECTED "input mutation: input 'x' was modified by the call" when an input's checksum
   // differs from `before`.
@@ -53,6 +61,7 @@ class TensorSet {
     int64_t bytes = 0;
     bool host = false;                  // data lives in host memory
     DeviceBuffer device_buffer;         // non-scalar tensors
+    DeviceBuffer spare_buffer;          // outputs: the buffer of the next call
     std::vector<uint64_t> host_scalar;  // scalars (8-byte aligned)
   };
 
@@ -72,6 +81,7 @@ class TensorSet {
   std::vector<std::unique_ptr<Slot>> slots_;  // inputs, then outputs; stable addresses
   std::vector<kiln_tensor> args_;
   std::vector<uint8_t> staging_;
+  bool device_checksums_ = true;  // until the device says it cannot
 };
 
 }  // namespace kiln

@@ -137,6 +137,7 @@ CudaDevice::~CudaDevice() {
   if (!failure_.ok()) {
     // A faulted context may hang or fail every call; the process is about to exit anyway.
     if (events_ != nullptr) events_->Abandon();
+    (void)checksum_.release();  // freeing its buffer could hang too
     return;
   }
   if (stream_ != nullptr) {
@@ -144,6 +145,7 @@ CudaDevice::~CudaDevice() {
                  ClockReport().c_str());
   }
   Free(flush_buffer_);
+  checksum_.reset();
   events_.reset();
   if (stream_ != nullptr) {
     if (cudaError_t err = rt_.StreamDestroy(stream_); err != cudaSuccess) {
@@ -228,6 +230,25 @@ kiln_context CudaDevice::Context() const {
   ctx.device = const_cast<int*>(&ordinal_);
   ctx.context = primary_context_;
   return ctx;
+}
+
+absl::StatusOr<std::vector<uint64_t>> CudaDevice::ChecksumOnDevice(
+    const std::vector<MemoryRegion>& regions) {
+  if (!failure_.ok()) return failure_;
+  if (!checksum_tried_) {
+    checksum_tried_ = true;
+    absl::StatusOr<std::unique_ptr<DeviceChecksum>> checksum = DeviceChecksum::Create(
+        rt_, stream_, ordinal_,
+        [this](cudaError_t err, absl::string_view call) { return Check(err, call); });
+    if (checksum.ok()) {
+      checksum_ = *std::move(checksum);
+    } else {
+      std::fprintf(stderr, "kiln-worker: input checksums on the host: %s\n",
+                   std::string(checksum.status().message()).c_str());
+    }
+  }
+  if (checksum_ == nullptr) return absl::UnimplementedError("no integrity kernels");
+  return checksum_->Compute(regions);
 }
 
 void CudaDevice::ResetPersistingL2() {

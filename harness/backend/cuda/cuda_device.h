@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "harness/backend/cuda/cuda_runtime_api.h"
 #include "harness/backend/cuda/cupti_timer.h"
+#include "harness/backend/cuda/device_checksum.h"
 #include "harness/backend/cuda/event_timer.h"
 #include "harness/backend/cuda/nvml_clocks.h"
 #include "harness/backend/device.h"
@@ -51,6 +52,9 @@ class CudaDevice final : public Device {
   // right after) and reports a failed launch of the solution (cudaGetLastError) or a fault.
   absl::Status Synchronize() override;
   kiln_context Context() const override;
+  // On the GPU with the integrity kernels (device_checksum.h); UNIMPLEMENTED without them.
+  absl::StatusOr<std::vector<uint64_t>> ChecksumOnDevice(
+      const std::vector<MemoryRegion>& regions) override;
 
   // TimedDevice
   absl::Status Flush(int64_t bytes) override;
@@ -93,6 +97,8 @@ class CudaDevice final : public Device {
   std::unique_ptr<CuptiTimer> cupti_;
   std::unique_ptr<EventTimer> events_;
   std::unique_ptr<NvmlClocks> clocks_;
+  std::unique_ptr<DeviceChecksum> checksum_;  // null: checksums are computed on the host
+  bool checksum_tried_ = false;
   std::string clocks_unavailable_;  // why clocks_ is null
   std::string timer_fallback_reason_;
   absl::Status failure_;

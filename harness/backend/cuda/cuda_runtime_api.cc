@@ -52,6 +52,9 @@ absl::Status ResolveAll(CudaRuntimeApi* rt, const std::string& lib) {
   resolve("cudaEventElapsedTime", &rt->EventElapsedTime);
   resolve("cudaEventDestroy", &rt->EventDestroy);
   resolve("cudaGetDriverEntryPointByVersion", &rt->GetDriverEntryPointByVersion);
+  resolve("cudaLibraryLoadData", &rt->LibraryLoadData);
+  resolve("cudaLibraryGetKernel", &rt->LibraryGetKernel);
+  resolve("cudaLaunchKernel", &rt->LaunchKernel);
   return s;
 }
 

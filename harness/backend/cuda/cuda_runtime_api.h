@@ -51,6 +51,9 @@ struct CudaRuntimeApi {
   decltype(&::cudaEventElapsedTime) EventElapsedTime = nullptr;
   decltype(&::cudaEventDestroy) EventDestroy = nullptr;
   decltype(&::cudaGetDriverEntryPointByVersion) GetDriverEntryPointByVersion = nullptr;
+  decltype(&::cudaLibraryLoadData) LibraryLoadData = nullptr;
+  decltype(&::cudaLibraryGetKernel) LibraryGetKernel = nullptr;
+  decltype(&::cudaLaunchKernel) LaunchKernel = nullptr;
 };
 
 // The soname kiln loads: "libcudart.so.13" for CUDA 13 headers.

@@ -136,6 +136,26 @@ extern "C" int mutate_b(KILN_ARGS) {
   return cudaGetLastError() == cudaSuccess ? 0 : 8;
 }
 
+__global__ void flip_last_byte_kernel(unsigned char* bytes, long long n) { bytes[n - 1] ^= 1; }
+
+/* Correct output, but one bit of the last byte of input b flips (the checksum's tail path when
+   b's size is not a multiple of 8 bytes). */
+extern "C" int flip_last_byte_of_b(KILN_ARGS) {
+  KILN_ADD_LAUNCH(add_kernel, (cudaStream_t)ctx->stream);
+  flip_last_byte_kernel<<<1, 1, 0, (cudaStream_t)ctx->stream>>>(
+      (unsigned char*)t[1].data, numel(&t[1]) * 4);
+  return cudaGetLastError() == cudaSuccess ? 0 : 8;
+}
+
+/* Clean on its first three calls (the checked call and the first warmups), then changes input b
+   on every call: only a check after the timed calls catches it. */
+extern "C" int mutate_b_later(KILN_ARGS) {
+  static int calls = 0;
+  KILN_ADD_LAUNCH(add_kernel, (cudaStream_t)ctx->stream);
+  if (calls++ >= 3) bump_kernel<<<1, 1, 0, (cudaStream_t)ctx->stream>>>((float*)t[1].data);
+  return cudaGetLastError() == cudaSuccess ? 0 : 8;
+}
+
 /* A launch the GPU refuses (more threads per block than any GPU allows). */
 extern "C" int bad_launch(KILN_ARGS) {
   add_kernel<<<1, 4096, 0, (cudaStream_t)ctx->stream>>>(

@@ -23,7 +23,8 @@ using testing::TestKernelSolution;
 
 constexpr const char* kEntryPoints[] = {
     "add",  "staged_add",         "sub",           "write_null", "spin",
-    "noop", "private_stream_add", "changing_work", "mutate_b",   "bad_launch"};
+    "noop", "private_stream_add", "changing_work", "mutate_b",   "bad_launch",
+    "flip_last_byte_of_b", "mutate_b_later"};
 
 Compiler NvccCompiler(const std::string& cache_dir) {
   absl::StatusOr<std::unique_ptr<Toolchain>> nvcc = MakeNvccToolchain(KilnIncludeDir());

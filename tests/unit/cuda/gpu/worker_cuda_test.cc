@@ -10,6 +10,7 @@ namespace kiln {
 namespace {
 
 using testing::CudaJob;
+using testing::QuickOfficialTiming;
 using testing::GeneratedInput;
 using testing::ReadFloats;
 
@@ -80,6 +81,27 @@ TEST_CASE("a launch the GPU refuses is a runtime error", "[cuda]") {
 TEST_CASE("an input changed on the GPU is rejected as input mutation", "[cuda]") {
   CudaJob job;
   v1::WorkerResult result = job.Run(job.Request("mutate_b", 1000, {5}));
+  CHECK(result.status() == v1::REJECTED);
+  CHECK_THAT(result.error(), Catch::Contains("input 'b'"));
+}
+
+TEST_CASE("inputs are checksummed on the GPU, and one flipped bit in an input's last byte is caught",
+          "[cuda]") {
+  CudaJob job;
+  // 1001 floats: 4004 bytes, so the flipped byte is in the part after the last 8-byte word.
+  v1::WorkerResult result = job.Run(job.Request("flip_last_byte_of_b", 1001, {5}));
+  CHECK(result.status() == v1::REJECTED);
+  CHECK_THAT(result.error(), Catch::Contains("input 'b'"));
+  // The worker says when it falls back to host checksums; the GPU path must have been used.
+  CHECK_THAT(job.ReadLog(), !Catch::Contains("input checksums on the host"));
+}
+
+TEST_CASE("an input changed only during the timed calls is rejected", "[cuda]") {
+  CudaJob job;
+  v1::WorkerRequest request = job.Request("mutate_b_later", 1 << 20, {5});
+  request.set_measure(true);
+  *request.mutable_timing() = QuickOfficialTiming();
+  v1::WorkerResult result = job.Run(request);
   CHECK(result.status() == v1::REJECTED);
   CHECK_THAT(result.error(), Catch::Contains("input 'b'"));
 }
