@@ -147,12 +147,20 @@ extern "C" int flip_last_byte_of_b(KILN_ARGS) {
   return cudaGetLastError() == cudaSuccess ? 0 : 8;
 }
 
+__global__ void add_then_bump_kernel(const float* a, float* b, float* c, int64_t n, int bump) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+  if (bump && i == n - 1) b[i] += 1.0f; /* after its own read: the output stays correct */
+}
+
 /* Clean on its first three calls (the checked call and the first warmups), then changes input b
-   on every call: only a check after the timed calls catches it. */
+   on every call with the same kernel (so the timed calls' GPU work does not change): only a check
+   after the timed calls catches it. */
 extern "C" int mutate_b_later(KILN_ARGS) {
   static int calls = 0;
-  KILN_ADD_LAUNCH(add_kernel, (cudaStream_t)ctx->stream);
-  if (calls++ >= 3) bump_kernel<<<1, 1, 0, (cudaStream_t)ctx->stream>>>((float*)t[1].data);
+  int64_t n = numel(&t[2]);
+  add_then_bump_kernel<<<blocks_for(n), 256, 0, (cudaStream_t)ctx->stream>>>(
+      (const float*)t[0].data, (float*)t[1].data, (float*)t[2].data, n, calls++ >= 3);
   return cudaGetLastError() == cudaSuccess ? 0 : 8;
 }
 
