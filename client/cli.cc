@@ -25,6 +25,12 @@ FlagSpec JsonFlag(const std::string& what) {
   return {"json", "", absl::StrCat("print ", what, " as JSON")};
 }
 
+// Campaign commands talk to kiln-controller, not to a harness.
+FlagSpec ControllerFlag() {
+  return {"controller", "HOST:PORT",
+          "kiln-controller (default $KILN_CONTROLLER, else 127.0.0.1:50061)"};
+}
+
 std::vector<CommandSpec> BuildCommands() {
   return {
       {"submit",
@@ -63,6 +69,33 @@ std::vector<CommandSpec> BuildCommands() {
        "show the node: backends, devices, toolchains, queue",
        {JsonFlag("the node info")},
        {}},
+      {"campaign start",
+       "FILE.yaml [--wait] [--json] [--controller HOST:PORT]",
+       "start a campaign on kiln-controller; --wait follows it to its end",
+       {ControllerFlag(), {"wait", "", "block until the campaign ends, showing progress"},
+        JsonFlag("the campaign (with --wait: the result object)")},
+       {"FILE.yaml"}},
+      {"campaign list",
+       "[--json]",
+       "list campaigns, newest first",
+       {ControllerFlag(), {"limit", "N", "at most N campaigns (default 50)"},
+        JsonFlag("the campaigns")},
+       {}},
+      {"campaign show", "ID [--json]", "show one campaign", {ControllerFlag(), JsonFlag("it")},
+       {"ID"}},
+      {"campaign watch", "ID", "print a campaign's events until it ends", {ControllerFlag()},
+       {"ID"}},
+      {"campaign cancel", "ID", "cancel a running campaign", {ControllerFlag()}, {"ID"}},
+      {"campaign export",
+       "ID [--output FILE]",
+       "print the campaign's retained solution as flashinfer-bench Solution JSON",
+       {ControllerFlag(), {"output", "FILE", "write it to FILE"}},
+       {"ID"}},
+      {"leaderboard",
+       "DEFINITION [--mode M] [--json]",
+       "best PASSED latency of every team on a definition (registered workloads only)",
+       {{"mode", "M", "timing mode (default: the node's)"}, JsonFlag("the leaderboard")},
+       {"DEFINITION"}},
       {"demo",
        "[--mode M]",
        "start an embedded harness, evaluate a built-in solution on a built-in definition",
@@ -71,17 +104,53 @@ std::vector<CommandSpec> BuildCommands() {
   };
 }
 
-bool IsGroup(std::string_view word) { return word == "runs" || word == "defs"; }
+bool IsGroup(std::string_view word) {
+  return word == "runs" || word == "defs" || word == "campaign";
+}
 
 absl::Status UsageError(absl::string_view command, absl::string_view message) {
   return absl::InvalidArgumentError(
       absl::StrCat("kiln", command.empty() ? "" : " ", command, ": ", message));
 }
 
-// The flag `name` of `spec`; every command also takes --server.
+// Flags every command takes: where the harness is and how to authenticate to it.
+const std::vector<FlagSpec>& ConnectionFlagSpecs() {
+  static const std::vector<FlagSpec>* specs = new std::vector<FlagSpec>{
+      {"server", "HOST:PORT", "the harness (default $KILN_SERVER, else 127.0.0.1:50051)"},
+      {"token", "TOKEN", "bearer token (default $KILN_TOKEN)"},
+      {"tls-ca", "FILE", "connect with TLS, trusting this PEM CA certificate"},
+      {"tls-cert", "FILE", "client certificate (PEM) for mutual TLS"},
+      {"tls-key", "FILE", "private key (PEM) of --tls-cert"},
+      {"tls-server-name", "NAME", "name the server certificate must carry (default: HOST)"},
+  };
+  return *specs;
+}
+
+// Sets a connection flag of `inv`; false when `name` is not one.
+bool SetConnectionFlag(Invocation& inv, const std::string& name, const std::string& value) {
+  if (name == "server") {
+    inv.server = value;
+  } else if (name == "token") {
+    inv.connection.token = value;
+  } else if (name == "tls-ca") {
+    inv.connection.tls_ca = value;
+  } else if (name == "tls-cert") {
+    inv.connection.tls_cert = value;
+  } else if (name == "tls-key") {
+    inv.connection.tls_key = value;
+  } else if (name == "tls-server-name") {
+    inv.connection.tls_server_name = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The flag `name` of `spec`; every command also takes the connection flags.
 const FlagSpec* FindFlag(const CommandSpec& spec, const std::string& name) {
-  static const FlagSpec kServer{"server", "HOST:PORT", ""};
-  if (name == "server") return &kServer;
+  for (const FlagSpec& f : ConnectionFlagSpecs()) {
+    if (f.name == name) return &f;
+  }
   for (const FlagSpec& f : spec.flags) {
     if (f.name == name) return &f;
   }
@@ -180,9 +249,11 @@ absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
 }
 
 absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv,
-                                            std::optional<std::string> env_server) {
+                                            std::optional<std::string> env_server,
+                                            std::optional<std::string> env_token) {
   Invocation inv;
   inv.server = env_server.has_value() && !env_server->empty() ? *env_server : kDefaultServer;
+  inv.connection.token = env_token.value_or("");
   size_t i = 0;
   // Global flags before the subcommand.
   for (; i < argv.size() && argv[i].size() > 1 && argv[i][0] == '-'; ++i) {
@@ -191,12 +262,23 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
       inv.help = true;
       return inv;
     }
-    if (arg == "--server") {
-      if (i + 1 >= argv.size()) return UsageError("", "flag '--server' needs a value (HOST:PORT)");
-      inv.server = argv[++i];
-    } else if (absl::StartsWith(arg, "--server=")) {
-      inv.server = arg.substr(9);
+    const std::string body = absl::StartsWith(arg, "--") ? arg.substr(2) : arg;
+    const size_t eq = body.find('=');
+    const std::string name = body.substr(0, eq);
+    std::string value;
+    if (eq != std::string::npos) {
+      value = body.substr(eq + 1);
+    } else if (i + 1 < argv.size()) {
+      value = argv[++i];
     } else {
+      for (const FlagSpec& f : ConnectionFlagSpecs()) {
+        if (f.name == name) {
+          return UsageError("", absl::StrCat("flag '--", name, "' needs a value (", f.value_name,
+                                             ")"));
+        }
+      }
+    }
+    if (!absl::StartsWith(arg, "--") || !SetConnectionFlag(inv, name, value)) {
       return UsageError("", absl::StrCat("unknown flag '", arg, "'"));
     }
   }
@@ -220,6 +302,10 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
         inv.help = true;
         return inv;
       }
+      if (name == "campaign") {
+        return UsageError(name,
+                          "expected a subcommand: start | list | show | watch | cancel | export");
+      }
       return UsageError(name, name == "runs" ? "expected a subcommand: list | show"
                                              : "expected a subcommand: add | list");
     }
@@ -232,7 +318,9 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
   if (!args.ok()) return args.status();
   inv.args = *std::move(args);
   if (inv.args.Has("help")) inv.help = true;
-  if (inv.args.Has("server")) inv.server = inv.args.Get("server");
+  for (const FlagSpec& f : ConnectionFlagSpecs()) {
+    if (inv.args.Has(f.name)) SetConnectionFlag(inv, f.name, inv.args.Get(f.name));
+  }
   if (inv.server.empty()) return UsageError(name, "--server must not be empty");
   return inv;
 }
@@ -240,11 +328,14 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
 std::string Usage(const CommandSpec* command) {
   if (command == nullptr) {
     std::string out =
-        "usage: kiln [--server HOST:PORT] COMMAND [flags]\n\n"
-        "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051).\n\n"
+        "usage: kiln [--server HOST:PORT] [--token TOKEN] [--tls-ca FILE] COMMAND [flags]\n\n"
+        "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051),\n"
+        "authenticating with --token, else $KILN_TOKEN (none: a harness without --tokens).\n"
+        "TLS: --tls-ca FILE [--tls-server-name NAME], and --tls-cert/--tls-key for mutual TLS.\n\n"
         "commands:\n";
     for (const CommandSpec& c : Commands()) {
-      out += absl::StrCat("  ", c.name, std::string(12 - c.name.size(), ' '), c.summary, "\n");
+      size_t pad = c.name.size() < 12 ? 12 - c.name.size() : 1;
+      out += absl::StrCat("  ", c.name, std::string(pad, ' '), c.summary, "\n");
     }
     out += "  help [CMD]  show this, or the usage of CMD\n\n";
     out +=
@@ -300,6 +391,13 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "defs list") return RunDefsList(inv, console);
   if (name == "node") return RunNode(inv, console);
   if (name == "demo") return RunDemo(inv, console);
+  if (name == "leaderboard") return RunLeaderboard(inv, console);
+  if (name == "campaign start") return RunCampaignStart(inv, console);
+  if (name == "campaign list") return RunCampaignList(inv, console);
+  if (name == "campaign show") return RunCampaignShow(inv, console);
+  if (name == "campaign watch") return RunCampaignWatch(inv, console);
+  if (name == "campaign cancel") return RunCampaignCancel(inv, console);
+  if (name == "campaign export") return RunCampaignExport(inv, console);
   console.err << "kiln: command '" << name << "' is not implemented\n";
   return kExitUsage;
 }
@@ -311,8 +409,10 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   const char* env = std::getenv("KILN_SERVER");
+  const char* env_token = std::getenv("KILN_TOKEN");
   absl::StatusOr<Invocation> inv =
-      ParseCommandLine(args, env ? std::optional<std::string>(env) : std::nullopt);
+      ParseCommandLine(args, env ? std::optional<std::string>(env) : std::nullopt,
+                       env_token ? std::optional<std::string>(env_token) : std::nullopt);
   if (!inv.ok()) {
     std::cerr << inv.status().message() << "\n\n";
     // Show the usage of the command the user was typing, when it can be told.

@@ -59,17 +59,29 @@ struct ParsedArgs {
 // "--flag=value" and "--" to end the flags. Errors name the command and the flag.
 absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec, const std::vector<std::string>& args);
 
+// How to reach and authenticate to the harness; flags accepted before or after the command.
+struct ConnectionFlags {
+  std::string token;            // --token, else $KILN_TOKEN: sent as "authorization: Bearer"
+  std::string tls_ca;           // --tls-ca FILE: use TLS, trusting this PEM CA
+  std::string tls_cert;         // --tls-cert FILE: client certificate (mTLS), with --tls-key
+  std::string tls_key;          // --tls-key FILE
+  std::string tls_server_name;  // --tls-server-name NAME: the name the certificate must carry
+};
+
 struct Invocation {
   std::string server;                    // HOST:PORT to talk to
+  ConnectionFlags connection;
   const CommandSpec* command = nullptr;  // nullptr: general help
   ParsedArgs args;
   bool help = false;  // print the usage of `command` (or of kiln) and exit 0
 };
 
-// Parses a whole command line (without the program name). `env_server` is $KILN_SERVER.
-// --server may come before the subcommand or among its flags.
+// Parses a whole command line (without the program name). `env_server` is $KILN_SERVER,
+// `env_token` $KILN_TOKEN. --server and the ConnectionFlags may come before the subcommand or
+// among its flags.
 absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv,
-                                            std::optional<std::string> env_server);
+                                            std::optional<std::string> env_server,
+                                            std::optional<std::string> env_token = std::nullopt);
 
 // Usage text of one command, or of kiln as a whole when `command` is null.
 std::string Usage(const CommandSpec* command);

@@ -14,6 +14,14 @@ int RunDefsAdd(const Invocation& inv, Console& console);   // defs.cc
 int RunDefsList(const Invocation& inv, Console& console);  // defs.cc
 int RunNode(const Invocation& inv, Console& console);      // node.cc
 int RunDemo(const Invocation& inv, Console& console);      // demo.cc
+int RunLeaderboard(const Invocation& inv, Console& console);  // leaderboard.cc
+// campaign.cc: kiln campaign start | list | show | watch | cancel | export (kiln-controller).
+int RunCampaignStart(const Invocation& inv, Console& console);
+int RunCampaignList(const Invocation& inv, Console& console);
+int RunCampaignShow(const Invocation& inv, Console& console);
+int RunCampaignWatch(const Invocation& inv, Console& console);
+int RunCampaignCancel(const Invocation& inv, Console& console);
+int RunCampaignExport(const Invocation& inv, Console& console);
 
 }  // namespace kiln::cli
 

@@ -3,17 +3,66 @@
 #include <chrono>
 #include <utility>
 
+#include <stdexcept>
+
 #include "absl/strings/str_cat.h"
+#include "harness/common/files.h"
 
 namespace kiln::cli {
 
-Connection::Connection(std::string server) : server_(std::move(server)) {
+namespace {
+
+grpc::ChannelArguments ChannelArgs() {
   grpc::ChannelArguments args;
   // Traces and sources of a large run can exceed the 4 MiB default.
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
-  channel_ = grpc::CreateCustomChannel(server_, grpc::InsecureChannelCredentials(), args);
+  return args;
+}
+
+std::string ReadPemOrThrow(const std::string& path, const char* flag) {
+  absl::StatusOr<std::string> pem = ReadFile(path);
+  if (!pem.ok()) {
+    throw std::runtime_error(absl::StrCat(flag, " ", path, ": ", pem.status().message()));
+  }
+  return *std::move(pem);
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials(const ConnectionFlags& flags) {
+  const bool tls = !flags.tls_ca.empty() || !flags.tls_cert.empty();
+  if (!tls) return grpc::InsecureChannelCredentials();
+  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
+    throw std::runtime_error("--tls-cert and --tls-key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  // Without --tls-ca, the system's trust store.
+  if (!flags.tls_ca.empty()) ssl.pem_root_certs = ReadPemOrThrow(flags.tls_ca, "--tls-ca");
+  if (!flags.tls_cert.empty()) {
+    ssl.pem_cert_chain = ReadPemOrThrow(flags.tls_cert, "--tls-cert");
+    ssl.pem_private_key = ReadPemOrThrow(flags.tls_key, "--tls-key");
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+}  // namespace
+
+Connection::Connection(std::string server) : server_(std::move(server)) {
+  channel_ = grpc::CreateCustomChannel(server_, grpc::InsecureChannelCredentials(), ChannelArgs());
   stub_ = v1::Harness::NewStub(channel_);
+}
+
+Connection::Connection(const Invocation& inv) : server_(inv.server), token_(inv.connection.token) {
+  grpc::ChannelArguments args = ChannelArgs();
+  if (!inv.connection.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(inv.connection.tls_server_name);
+  }
+  channel_ = grpc::CreateCustomChannel(server_, Credentials(inv.connection), args);
+  stub_ = v1::Harness::NewStub(channel_);
+}
+
+void Connection::Prepare(grpc::ClientContext* context, double seconds) const {
+  SetDeadline(context, seconds);
+  if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
 }
 
 void Connection::SetDeadline(grpc::ClientContext* context, double seconds) {

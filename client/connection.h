@@ -18,14 +18,19 @@ inline constexpr double kDefaultCallTimeoutS = 30;
 
 class Connection {
  public:
-  // Creates the channel lazily; nothing is dialled until the first call.
+  // Creates the channel lazily; nothing is dialled until the first call. Plaintext, no token.
   explicit Connection(std::string server);
+  // The server, token and TLS settings of `inv`. Throws std::runtime_error naming the file when
+  // a TLS file cannot be read (the CLI's top level prints it).
+  explicit Connection(const Invocation& inv);
 
   const std::string& server() const { return server_; }
   v1::Harness::Stub& stub() { return *stub_; }
 
   // Sets a deadline `seconds` from now on `context`.
   static void SetDeadline(grpc::ClientContext* context, double seconds);
+  // SetDeadline, and the bearer token when there is one. Every call's context goes through it.
+  void Prepare(grpc::ClientContext* context, double seconds) const;
 
   // "kiln: cannot reach kiln-harness at HOST:PORT: ..." when the server could not be reached,
   // else "kiln: <CODE>: <message>".
@@ -35,6 +40,7 @@ class Connection {
 
  private:
   std::string server_;
+  std::string token_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Harness::Stub> stub_;
 };

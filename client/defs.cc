@@ -28,9 +28,9 @@ int RunDefsAdd(const Invocation& inv, Console& console) {
     for (v1::Workload& w : *workloads) *request.add_workloads() = std::move(w);
   }
   *request.mutable_definition() = *std::move(def);
-  Connection connection(inv.server);
+  Connection connection(inv);
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::PutDefinitionResponse response;
   grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
   if (!status.ok()) return connection.Fail(status, console);
@@ -40,9 +40,9 @@ int RunDefsAdd(const Invocation& inv, Console& console) {
 }
 
 int RunDefsList(const Invocation& inv, Console& console) {
-  Connection connection(inv.server);
+  Connection connection(inv);
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::ListDefinitionsResponse response;
   grpc::Status status =
       connection.stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &response);
@@ -51,13 +51,21 @@ int RunDefsList(const Invocation& inv, Console& console) {
     console.out << Dump(ProtoToJson(response));
     return kExitOk;
   }
-  Table table(
-      {{"name"}, {"op_type"}, {"workloads", Align::kRight}, {"builtin"}, {"native reference"}});
+  Table table({{"name"},
+               {"op_type"},
+               {"workloads", Align::kRight},
+               {"builtin"},
+               {"native reference"},
+               {"integrity"}});
+  std::string warnings;
   for (const v1::DefinitionSummary& d : response.definitions()) {
+    const bool flagged = !d.integrity_warning().empty();
     table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
-                  d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no"});
+                  d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no",
+                  flagged ? "DEGENERATE" : "ok"});
+    if (flagged) absl::StrAppend(&warnings, d.name(), ": ", d.integrity_warning(), "\n");
   }
-  console.out << table.Render();
+  console.out << table.Render() << warnings;
   return kExitOk;
 }
 

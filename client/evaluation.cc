@@ -77,7 +77,7 @@ EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateReq
                                    double timeout_s, Console& console) {
   EvaluationOutcome outcome;
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, timeout_s);
+  connection.Prepare(&context, timeout_s);
   InterruptCancels interrupts(&context);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       connection.stub().Evaluate(&context, request);

@@ -42,9 +42,9 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
 }  // namespace
 
 int RunNode(const Invocation& inv, Console& console) {
-  Connection connection(inv.server);
+  Connection connection(inv);
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::NodeInfo node;
   grpc::Status status = connection.stub().GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
   if (!status.ok()) return connection.Fail(status, console);

@@ -1,10 +1,12 @@
 // kiln runs list | kiln runs show RUN_ID
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/json_output.h"
+#include "client/rejection_advice.h"
 #include "client/report.h"
 #include "client/table.h"
 #include "harness/model/json_interop.h"
@@ -53,6 +55,15 @@ std::string RunFields(const v1::Run& run) {
   field("solution", solution);
   field("status", RunStatusText(run.state(), run.status()));
   field("reason", run.reason());
+  field("what to do", RejectionAdvice(run.reason()));
+  std::set<std::string> warnings;
+  for (const v1::Trace& trace : run.traces()) {
+    warnings.insert(trace.kiln().warnings().begin(), trace.kiln().warnings().end());
+  }
+  for (const std::string& warning : warnings) {
+    field("warning", warning);
+    field("what to do", RejectionAdvice(warning));
+  }
   field("state", RunStateName(run.state()));
   field("mode", run.mode());
   field("backend", run.backend());
@@ -103,9 +114,9 @@ int RunRunsList(const Invocation& inv, Console& console) {
     }
     request.set_status(*status);
   }
-  Connection connection(inv.server);
+  Connection connection(inv);
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::ListRunsResponse response;
   grpc::Status status = connection.stub().ListRuns(&context, request, &response);
   if (!status.ok()) return connection.Fail(status, console);
@@ -121,12 +132,12 @@ int RunRunsList(const Invocation& inv, Console& console) {
 }
 
 int RunRunsShow(const Invocation& inv, Console& console) {
-  Connection connection(inv.server);
+  Connection connection(inv);
   v1::GetRunRequest request;
   request.set_run_id(inv.args.positionals[0]);
   request.set_include_sources(true);
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::Run run;
   grpc::Status status = connection.stub().GetRun(&context, request, &run);
   if (!status.ok()) return connection.Fail(status, console);

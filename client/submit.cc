@@ -27,7 +27,7 @@ int PutDefinition(Connection& connection, const v1::Definition& def,
   *request.mutable_definition() = def;
   for (const v1::Workload& w : workloads) *request.add_workloads() = w;
   grpc::ClientContext context;
-  Connection::SetDeadline(&context, kDefaultCallTimeoutS);
+  connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::PutDefinitionResponse response;
   grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
   if (!status.ok()) return connection.Fail(status, console);
@@ -70,7 +70,7 @@ int RunSubmit(const Invocation& inv, Console& console) {
                       console);
   }
 
-  Connection connection(inv.server);
+  Connection connection(inv);
   if (definition) {
     int put = PutDefinition(connection, *definition, workloads, console);
     if (put != kExitOk) return put;

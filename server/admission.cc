@@ -82,6 +82,20 @@ absl::StatusOr<std::vector<v1::Workload>> RunWorkloads(const v1::EvaluateRequest
   return registered;
 }
 
+// Level Zero work (backend level_zero, or an opencl solution with no backend named) on a node
+// without Level Zero GPUs is refused with the reason: no loader, no driver, or no GPU.
+absl::Status CheckLevelZeroPresent(const v1::EvaluateRequest& request,
+                                   const std::string& requested,
+                                   const std::vector<NodeBackend>& backends) {
+  bool wants = requested == "level_zero" ||
+               (requested.empty() && request.solution().spec().language() == "opencl");
+  if (!wants) return absl::OkStatus();
+  for (const NodeBackend& b : backends) {
+    if (b.name == "level_zero") return absl::OkStatus();
+  }
+  return LevelZeroBackendStatus();  // OK when the node could, but was started without it
+}
+
 }  // namespace
 
 const std::vector<std::string>& TimingModeNames() {
@@ -111,6 +125,7 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
   auto workloads = RunWorkloads(request, run.definition, archive, policy.limits);
   if (!workloads.ok()) return workloads.status();
   run.workloads = *std::move(workloads);
+  run.registered_workloads = request.workloads().empty();
 
   run.mode = request.mode().empty() ? policy.default_mode : request.mode();
   if (absl::Status s = ValidateMode(run.mode); !s.ok()) return s;
@@ -123,6 +138,9 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
         break;
       }
     }
+  }
+  if (absl::Status s = CheckLevelZeroPresent(request, requested, *policy.backends); !s.ok()) {
+    return s;
   }
   auto backend = SelectBackend(*policy.backends, requested);
   if (!backend.ok()) return backend.status();

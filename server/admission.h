@@ -3,6 +3,7 @@
 #ifndef KILN_SERVER_ADMISSION_H_
 #define KILN_SERVER_ADMISSION_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct AdmittedRun {
   std::vector<v1::Workload> workloads;
   std::string mode;
   const NodeBackend* backend = nullptr;
+  bool registered_workloads = false;  // the request named no workloads
+  std::string principal;              // who submitted it; set by the service
+  std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
 };
 
 // "official", "kernelbench", "robust".

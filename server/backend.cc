@@ -9,6 +9,9 @@
 #ifdef KILN_HAVE_CUDA
 #include "harness/backend/cuda/cuda_devices.h"
 #endif
+#ifdef KILN_HAVE_LEVEL_ZERO
+#include "harness/backend/level_zero/ze_devices.h"
+#endif
 
 namespace kiln {
 
@@ -62,7 +65,35 @@ absl::StatusOr<NodeBackend> CudaBackend() {
 #endif
 }
 
+// The node's Level Zero GPUs, or why there are none (on a node without the driver: "no Level
+// Zero device: zeInit: ...; no Level Zero driver is installed ..."). C++ host launchers
+// (language cpp) run here too when a run asks for backend level_zero.
+absl::StatusOr<NodeBackend> LevelZeroBackend() {
+#ifdef KILN_HAVE_LEVEL_ZERO
+  absl::StatusOr<std::vector<ZeDeviceInfo>> gpus = ListLevelZeroDevices();
+  if (!gpus.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "backend 'level_zero' is not available on this node: ", gpus.status().message()));
+  }
+  NodeBackend level_zero;
+  level_zero.name = "level_zero";
+  level_zero.compile_target = "level_zero";
+  level_zero.languages = {"opencl", "cpp"};
+  for (const ZeDeviceInfo& gpu : *gpus) level_zero.devices.push_back(gpu.name);
+  return level_zero;
+#else
+  return absl::FailedPreconditionError(
+      "backend 'level_zero' is not available on this node: this kiln-harness was built without "
+      "the Level Zero headers");
+#endif
+}
+
 }  // namespace
+
+absl::Status LevelZeroBackendStatus() {
+  static const absl::Status* status = new absl::Status(LevelZeroBackend().status());
+  return *status;
+}
 
 std::string ReferenceBackendName(const std::string& reference_language,
                                  const std::string& candidate_backend) {
@@ -80,9 +111,16 @@ absl::StatusOr<std::vector<NodeBackend>> ResolveNodeBackends(const std::string& 
     std::vector<NodeBackend> out;
     if (absl::StatusOr<NodeBackend> cuda = CudaBackend(); cuda.ok()) out.push_back(*cuda);
     out.push_back(HostBackend());
+    // After the host: cpp solutions keep running on the host unless a run asks for level_zero.
+    if (absl::StatusOr<NodeBackend> ze = LevelZeroBackend(); ze.ok()) out.push_back(*ze);
     return out;
   }
   if (flag == "host") return std::vector<NodeBackend>{HostBackend()};
+  if (flag == "level_zero") {
+    absl::StatusOr<NodeBackend> ze = LevelZeroBackend();
+    if (!ze.ok()) return ze.status();
+    return std::vector<NodeBackend>{*std::move(ze)};
+  }
   if (flag == "cuda") {
     absl::StatusOr<NodeBackend> cuda = CudaBackend();
     if (!cuda.ok()) return cuda.status();

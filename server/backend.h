@@ -27,6 +27,10 @@ std::string ReferenceBackendName(const std::string& reference_language,
 // "host, cuda, level_zero": every backend name kiln knows.
 const std::vector<std::string>& KnownBackendNames();
 
+// OK when this node can drive Level Zero GPUs; else FAILED_PRECONDITION saying why ("backend
+// 'level_zero' is not available on this node: no Level Zero device: ..."). Probed once.
+absl::Status LevelZeroBackendStatus();
+
 // The backends of this node for the --backend value `flag` (auto | host | cuda | level_zero).
 // The first is the node default. An unknown name is INVALID_ARGUMENT; a known backend this node
 // cannot drive is FAILED_PRECONDITION "backend 'cuda' is not available on this node".

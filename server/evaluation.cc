@@ -10,7 +10,9 @@
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
 #include "harness/compile/kernel_resources.h"
+#include "harness/compile/forbidden_symbols.h"
 #include "harness/compile/vendor_library_policy.h"
+#include "harness/verify/integrity_policy.h"
 #include "harness/model/json_interop.h"
 #include "server/deadline_flag.h"
 #include "server/log_line.h"
@@ -77,14 +79,19 @@ absl::Status Evaluation::Create() {
   run_.set_backend(admitted_.backend->name);
   run_.set_created_unix_ms(absl::ToUnixMillis(admitted_at_));
   *run_.mutable_solution() = s;
-  run_.set_principal("local");
+  run_.set_principal(admitted_.principal.empty() ? "local" : admitted_.principal);
+  run_.set_registered_workloads(admitted_.registered_workloads);
   if (absl::Status created = node_.archive->CreateRun(run_); !created.ok()) return created;
   run_.clear_solution();  // archived; the sources are not needed again
-  LogLine(node_.quiet,
-          absl::StrFormat("run %s admitted: definition=%s solution=%s author=%s workloads=%d "
-                          "mode=%s backend=%s",
-                          run_id(), run_.definition(), s.name(), s.author(), traces_.size(),
-                          run_.mode(), run_.backend()));
+  LogEvent(node_.quiet, "run_admitted",
+           {{"run_id", run_id()},
+            {"principal", run_.principal()},
+            {"definition", run_.definition()},
+            {"solution", s.name()},
+            {"author", s.author()},
+            {"workloads", absl::StrCat(traces_.size())},
+            {"mode", run_.mode()},
+            {"backend", run_.backend()}});
   SendProgress(v1::RUN_QUEUED, 0, "queued", nullptr);
   return absl::OkStatus();
 }
@@ -100,6 +107,7 @@ void Evaluation::Compile() {
   candidate_ = CompileCandidate();
   if (candidate_.has_value() && CompileReference()) needs_device_ = true;
   run_.set_compile_s(SecondsSince(started));
+  node_.metrics->CompileFinished(run_.compile_s());
 }
 
 std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def) {
@@ -150,8 +158,8 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
   }
   // Checked on every compile, cache hits too: the allowance belongs to the definition.
   if (absl::Status policy =
-          CheckVendorLibraries(result.library_path, admitted_.definition.name(),
-                               AllowedVendorLibraries(admitted_.definition));
+          CheckForbiddenSymbols(result.library_path, admitted_.definition.name(),
+                                AllowedVendorLibraries(admitted_.definition));
       !policy.ok()) {
     FailRemaining(v1::REJECTED, std::string(policy.message()), std::string(policy.message()));
     return std::nullopt;
@@ -184,6 +192,7 @@ bool Evaluation::CompileReference() {
 }
 
 void Evaluation::RunOnDevice(int device_index) {
+  const absl::Time started = absl::Now();
   device_index_ = device_index;
   const int n = static_cast<int>(traces_.size());
   for (int i = 0; i < n; ++i) {
@@ -209,12 +218,25 @@ void Evaluation::RunOnDevice(int device_index) {
                    .status(),
                "PutArtifact");
     }
+    RememberIntegrityWarnings(result.detail);
     // Outputs can be large; what matters is in the archive now.
     (void)RemoveTree(job.job_dir);
     RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
   }
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
   (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
+  node_.metrics->EvaluationFinished(SecondsSince(started));
+}
+
+void Evaluation::RememberIntegrityWarnings(const v1::TraceDetail& detail) {
+  for (const std::string& warning : detail.warnings()) {
+    if (!absl::StartsWith(warning, "integrity.degenerate_definition")) continue;
+    const std::string key = integrity::DefinitionWarningKey(admitted_.definition.name());
+    auto stored = node_.archive->GetSetting(key);
+    if (stored.ok() && stored->has_value()) return;
+    Archived(node_.archive->PutSetting(key, warning), "PutSetting");
+    return;
+  }
 }
 
 void Evaluation::OnWorkerStage(v1::RunState stage) {
@@ -253,8 +275,8 @@ void Evaluation::SendProgress(v1::RunState stage, int workload_index, const std:
 
 void Evaluation::Archived(const absl::Status& status, const char* what) const {
   if (status.ok()) return;
-  LogLine(node_.quiet,
-          absl::StrCat("run ", run_id(), ": archive ", what, " failed: ", status.ToString()));
+  LogEvent(node_.quiet, "archive_write_failed",
+           {{"run_id", run_id()}, {"what", what}, {"error", status.ToString()}});
 }
 
 std::string Evaluation::WorkloadLabel(int index) const {
@@ -321,10 +343,17 @@ void Evaluation::Finish() {
   run_.set_timing_s(clock_.timing_s());
   run_.set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
   Archived(node_.archive->FinishRun(run_), "FinishRun");
-  LogLine(node_.quiet,
-          absl::StrFormat("run %s finished: %s%s%s (%.1f s)", run_id(),
-                          std::string(StatusName(run_.status())), run_.reason().empty() ? "" : ": ",
-                          run_.reason(), SecondsSince(admitted_at_)));
+  const std::string status(StatusName(run_.status()));
+  LogEvent(node_.quiet, "run_finished",
+           {{"run_id", run_id()},
+            {"principal", run_.principal()},
+            {"status", status},
+            {"reason", run_.reason()},
+            {"seconds", absl::StrFormat("%.3f", SecondsSince(admitted_at_))}});
+  node_.metrics->RunFinished(status);
+  // The principal's quota slot is free before the client hears the verdict, so that its next
+  // submission is never refused for a run it already saw finish.
+  admitted_.quota_hold.reset();
   sink_->Close(FinalEvent());
   sink_ = nullptr;
 }

@@ -66,6 +66,8 @@ class Evaluation {
   void FailRemaining(v1::EvaluationStatus status, const std::string& reason,
                      const std::string& log);
   void DecideVerdict();
+  // Keeps a definition's integrity.degenerate_definition flag (for `kiln defs list`).
+  void RememberIntegrityWarnings(const v1::TraceDetail& detail);
   v1::EvaluateEvent FinalEvent();
   std::string WorkloadLabel(int index) const;
   // Logs a failed archive write; the run goes on (the client still gets its verdict).

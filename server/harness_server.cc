@@ -1,5 +1,7 @@
 #include "server/harness_server.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -20,15 +22,23 @@
 #include "harness/common/files.h"
 #include "harness/compile/compiler.h"
 #include "harness/compile/nvcc_toolchain.h"
+#include "harness/compile/opencl_toolchain.h"
 #include "harness/compile/toolchain.h"
 #include "harness/definitions/builtins.h"
+#include "harness/sandbox/sandbox.h"
 #include "server/admission.h"
+#include "server/authenticator.h"
 #include "server/backend.h"
 #include "server/log_line.h"
+#include "server/metrics_endpoint.h"
 #include "server/node_context.h"
+#include "server/principal_quota.h"
+#include "server/prometheus_metrics.h"
 #include "server/reference_timing_cache.h"
 #include "server/scheduler.h"
+#include "server/server_credentials.h"
 #include "server/service.h"
+#include "server/token_file.h"
 
 namespace kiln {
 
@@ -42,16 +52,24 @@ bool HasAbiHeader(const std::string& dir) {
   return ::access(absl::StrCat(dir, "/kiln/abi.h").c_str(), R_OK) == 0;
 }
 
+// Sandboxed compilers see only the folders bound for them, so "bin/../include" would not resolve
+// there (bin/ is not bound); hand them the real path.
+std::string RealPath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
 absl::StatusOr<std::string> FindIncludeDir(const std::string& configured) {
   if (!configured.empty()) {
-    if (HasAbiHeader(configured)) return configured;
+    if (HasAbiHeader(configured)) return RealPath(configured);
     return absl::FailedPreconditionError(
         absl::StrCat("include dir ", configured, " has no kiln/abi.h"));
   }
   const std::string candidates[] = {absl::StrCat(ExecutableDir(), "/../include"),
                                     absl::StrCat(KILN_SOURCE_DIR, "/harness/include")};
   for (const std::string& dir : candidates) {
-    if (HasAbiHeader(dir)) return dir;
+    if (HasAbiHeader(dir)) return RealPath(dir);
   }
   return absl::FailedPreconditionError(absl::StrCat("kiln/abi.h not found in ", candidates[0],
                                                     " or ", candidates[1], "; set include_dir"));
@@ -113,32 +131,52 @@ absl::Status ValidateOptions(const HarnessOptions& o) {
   if (!(o.compile_timeout_s > 0)) {
     return absl::InvalidArgumentError("compile timeout: must be > 0");
   }
+  if (o.max_queued_per_principal < 0 || o.max_runs_per_hour < 0) {
+    return absl::InvalidArgumentError("per-principal limits: must be >= 0 (0: no limit)");
+  }
+  if (o.max_workloads < 1) return absl::InvalidArgumentError("max workloads: must be >= 1");
   return absl::OkStatus();
 }
 
 class HarnessServerImpl final : public HarnessServer {
  public:
-  explicit HarnessServerImpl(const HarnessOptions& options) : options_(options) {}
+  explicit HarnessServerImpl(const HarnessOptions& options) : options_(options) {
+    // Sandboxed children run with another working directory; every path handed to them (job
+    // folders, blobs, the compile cache) must be absolute.
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(options_.data_dir, ec);
+    if (!ec) options_.data_dir = absolute.lexically_normal().string();
+  }
   ~HarnessServerImpl() override { Drain(); }
 
   absl::Status Open();
+  absl::Status OpenSandbox();
   absl::Status Listen();
 
   std::string address() const override { return address_; }
+  std::string metrics_address() const override {
+    return metrics_endpoint_ ? metrics_endpoint_->address() : "";
+  }
   void Drain() override;
   void Wait() override { stopped_.WaitForNotification(); }
 
  private:
   absl::Status PrepareDataDir();
   absl::Status OpenArchive();
+  absl::Status OpenAccess();
+  absl::Status StartMetrics();
 
   HarnessOptions options_;
   std::vector<NodeBackend> backends_;
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<ReferenceTimingCache> reference_timings_;
+  std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
   std::set<std::string> builtin_names_;
   NodeContext node_;
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<PrincipalQuota> quota_;      // outlives the runs holding its slots
+  std::unique_ptr<PrometheusMetrics> metrics_;  // outlives the scheduler and the runs
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<HarnessService> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -146,6 +184,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::mutex drain_mu_;
   bool drained_ = false;  // guarded by drain_mu_
   absl::Notification stopped_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // reads the scheduler: stopped first
 };
 
 absl::Status HarnessServerImpl::PrepareDataDir() {
@@ -187,8 +226,50 @@ absl::Status HarnessServerImpl::OpenArchive() {
   return absl::OkStatus();
 }
 
+absl::Status HarnessServerImpl::OpenAccess() {
+  if (options_.tokens_file.empty()) {
+    auth_ = std::make_unique<Authenticator>(Authenticator::Open());
+  } else {
+    absl::StatusOr<std::vector<TokenEntry>> tokens = LoadTokenFile(options_.tokens_file);
+    if (!tokens.ok()) return tokens.status();
+    auth_ = std::make_unique<Authenticator>(Authenticator::WithTokens(*std::move(tokens)));
+  }
+  quota_ = std::make_unique<PrincipalQuota>(
+      QuotaLimits{options_.max_queued_per_principal, options_.max_runs_per_hour});
+  metrics_ = std::make_unique<PrometheusMetrics>();
+  node_.metrics = metrics_.get();
+  return absl::OkStatus();
+}
+
+absl::Status HarnessServerImpl::StartMetrics() {
+  if (options_.metrics_listen.empty()) return absl::OkStatus();
+  metrics_->SetLoadProbe([this] {
+    NodeLoad load = scheduler_->Load();
+    return LoadSample{load.queue_depth, load.running};
+  });
+  auto endpoint = MetricsEndpoint::Start(options_.metrics_listen,
+                                         [this] { return metrics_->Render(); });
+  if (!endpoint.ok()) return endpoint.status();
+  metrics_endpoint_ = *std::move(endpoint);
+  return absl::OkStatus();
+}
+
+// Decides --sandbox from what the host can do. Running unconfined is logged even when quiet.
+absl::Status HarnessServerImpl::OpenSandbox() {
+  auto sandbox =
+      Sandbox::Create(options_.sandbox, IsLoopbackListen(options_.listen), ProbeSandbox());
+  if (!sandbox.ok()) return sandbox.status();
+  node_.sandbox = *std::move(sandbox);
+  LogLine(options_.quiet && node_.sandbox->enabled(), node_.sandbox->Describe());
+  node_.worker_memory_bytes = options_.worker_memory_mb > 0
+                                  ? options_.worker_memory_mb << 20
+                                  : DefaultWorkerMemoryBytes();
+  return absl::OkStatus();
+}
+
 absl::Status HarnessServerImpl::Open() {
   if (absl::Status s = ValidateOptions(options_); !s.ok()) return s;
+  if (absl::Status s = OpenAccess(); !s.ok()) return s;
   auto backends = ResolveNodeBackends(options_.backend);
   if (!backends.ok()) return backends.status();
   backends_ = *std::move(backends);
@@ -198,9 +279,10 @@ absl::Status HarnessServerImpl::Open() {
   if (!worker.ok()) return worker.status();
   if (absl::Status s = PrepareDataDir(); !s.ok()) return s;
   if (absl::Status s = OpenArchive(); !s.ok()) return s;
+  if (absl::Status s = OpenSandbox(); !s.ok()) return s;
 
   std::vector<std::unique_ptr<Toolchain>> toolchains;
-  toolchains.push_back(MakeHostCxxToolchain(*include_dir));
+  toolchains.push_back(MakeHostCxxToolchain(*include_dir, options_.compile_timeout_s));
   // nvcc where it is installed (compiling needs no GPU), for the arches of this node's GPUs.
   std::vector<int> compute_capabilities;
   for (const NodeBackend& b : backends_) {
@@ -214,12 +296,27 @@ absl::Status HarnessServerImpl::Open() {
   } else {
     LogLine(options_.quiet, absl::StrCat("no CUDA compiler: ", nvcc.status().message()));
   }
+  // clang + llvm-spirv for opencl solutions (Level Zero); compiling needs no Intel GPU. The
+  // launch plan is bound to the definition the solution names, read from the archive.
+  Archive* archive = archive_.get();
+  if (auto opencl = MakeOpenClToolchain(
+          *include_dir, [archive](const std::string& name) { return archive->GetDefinition(name); },
+          options_.compile_timeout_s);
+      opencl.ok()) {
+    toolchains.push_back(*std::move(opencl));
+  } else {
+    LogLine(options_.quiet, absl::StrCat("no OpenCL compiler: ", opencl.status().message()));
+  }
+  for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
                                          std::move(toolchains));
   reference_timings_ = std::make_unique<ReferenceTimingCache>(archive_.get());
   node_.archive = archive_.get();
   node_.compiler = compiler_.get();
   node_.reference_timings = reference_timings_.get();
+  peak_bandwidth_ =
+      std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
+  node_.peak_bandwidth = peak_bandwidth_.get();
   node_.worker_path = *std::move(worker);
   node_.worker_timeout_s = options_.worker_timeout_s;
   node_.compile_timeout_s = options_.compile_timeout_s;
@@ -227,12 +324,17 @@ absl::Status HarnessServerImpl::Open() {
   node_.libs["kiln"] = KILN_VERSION;
   for (const auto& [name, version] : compiler_->Toolchains()) node_.libs[name] = version;
 
-  scheduler_ = std::make_unique<Scheduler>(options_.compile_threads, options_.max_queue, backends_);
+  scheduler_ = std::make_unique<Scheduler>(options_.compile_threads, options_.max_queue, backends_,
+                                           metrics_.get());
   ServiceContext context;
   context.node = &node_;
   context.scheduler = scheduler_.get();
   context.admission.limits.max_source_bytes = options_.max_source_bytes;
   context.admission.limits.max_workload_bytes = options_.max_workload_bytes;
+  context.admission.limits.max_workloads = options_.max_workloads;
+  context.auth = auth_.get();
+  context.quota = quota_.get();
+  context.metrics = metrics_.get();
   context.admission.default_mode = options_.default_mode;
   context.admission.backends = &backends_;
   context.facts =
@@ -245,9 +347,11 @@ absl::Status HarnessServerImpl::Open() {
 absl::Status HarnessServerImpl::Listen() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  auto credentials = MakeServerCredentials(options_);
+  if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options_.listen, *credentials, &port);
   // Without this, a second server could bind a port already in use (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
@@ -258,9 +362,17 @@ absl::Status HarnessServerImpl::Listen() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
   address_ = absl::StrCat(options_.listen.substr(0, options_.listen.rfind(':')), ":", port);
-  LogLine(options_.quiet,
-          absl::StrCat("serving on ", address_, " (backend ", backends_[0].name, ", mode ",
-                       options_.default_mode, ", data dir ", options_.data_dir, ")"));
+  if (absl::Status s = StartMetrics(); !s.ok()) return s;
+  LogEvent(options_.quiet, "serving",
+           {{"address", address_},
+            {"backend", backends_[0].name},
+            {"mode", options_.default_mode},
+            {"data_dir", options_.data_dir},
+            {"auth", auth_->open() ? "none (loopback only)" : options_.tokens_file},
+            {"tls", options_.tls_cert.empty()              ? "off"
+                    : options_.tls_client_ca.empty()       ? "on"
+                                                           : "mutual"},
+            {"metrics", metrics_endpoint_ ? metrics_endpoint_->address() : "off"}});
   return absl::OkStatus();
 }
 

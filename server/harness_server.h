@@ -20,12 +20,25 @@ struct HarnessOptions {
   std::string worker_path;                 // empty: kiln-worker next to this executable
   std::string include_dir;                 // empty: found next to the executable or in source
   int compile_threads = 2;
-  int max_queue = 64;                      // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
-  double worker_timeout_s = 300;           // one worker (one role, one workload)
+  int max_queue = 64;             // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
+  double worker_timeout_s = 300;  // one worker (one role, one workload)
   double compile_timeout_s = 120;
   int64_t max_source_bytes = 1 << 20;
   int64_t max_workload_bytes = int64_t{4} << 30;
-  bool quiet = false;                      // no log lines on stderr
+  bool quiet = false;            // no log lines on stderr
+  std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
+  int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB
+
+  // Access, tenancy and operations (server/access_flags.cc lists the flags).
+  std::string tokens_file;    // empty: loopback only, every caller is the operator "local"
+  std::string tls_cert;       // PEM; with tls_key: serve TLS
+  std::string tls_key;        // PEM
+  std::string tls_client_ca;  // PEM; set: clients must present a certificate it signed (mTLS)
+  bool allow_insecure_remote = false;  // plaintext on a non-loopback address
+  int max_queued_per_principal = 0;    // 0: no limit (operators are never limited)
+  int max_runs_per_hour = 0;           // per principal; 0: no limit
+  int max_workloads = 1024;            // per run
+  std::string metrics_listen;          // HOST:PORT of the Prometheus endpoint; empty: none
 };
 
 class HarnessServer {
@@ -37,6 +50,8 @@ class HarnessServer {
 
   // "HOST:PORT" actually bound (the real port when 0 was asked).
   virtual std::string address() const = 0;
+  // "HOST:PORT" of the metrics endpoint; empty without one.
+  virtual std::string metrics_address() const { return ""; }
   // Stops admitting work, lets running evaluations finish, then stops the server. Blocks.
   virtual void Drain() = 0;
   // Blocks until the server has stopped.

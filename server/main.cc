@@ -16,8 +16,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "server/access_flags.h"
 #include "server/command_line.h"
 #include "server/harness_server.h"
+#include "server/sandbox_flags.h"
 
 ABSL_FLAG(std::string, listen, "", "HOST:PORT to serve on; port 0 picks a free port");
 ABSL_FLAG(std::string, data_dir, "", "folder of the archive, compile cache and job folders");
@@ -64,6 +66,8 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
   o.max_queue = absl::GetFlag(FLAGS_max_queue);
   o.quiet = absl::GetFlag(FLAGS_quiet);
+  kiln::ApplyAccessFlags(&o);
+  kiln::ApplySandboxFlags(&o);
   return o;
 }
 
@@ -84,6 +88,10 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h" || a == "--helpfull") {
       std::fputs(kUsage, stdout);
+      std::fputs("\n", stdout);
+      std::fputs(kiln::kAccessFlagsUsage, stdout);
+      std::fputs("\n", stdout);
+      std::fputs(kiln::kSandboxFlagsUsage, stdout);
       return 0;
     }
   }
@@ -97,6 +105,7 @@ int main(int argc, char** argv) {
       absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   if (positional.size() > 1) return Fail(std::string("unexpected argument: ") + positional[1]);
   kiln::HarnessOptions options = OptionsFromFlags();
+  if (kiln::NodeCheckRequested()) return kiln::RunRequestedCheck(options);
   if (options.listen.empty()) return Fail("--listen HOST:PORT is required");
   if (options.data_dir.empty()) return Fail("--data-dir DIR is required");
 

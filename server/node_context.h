@@ -3,12 +3,17 @@
 #ifndef KILN_SERVER_NODE_CONTEXT_H_
 #define KILN_SERVER_NODE_CONTEXT_H_
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "harness/archive/archive.h"
 #include "harness/compile/compiler.h"
+#include "harness/sandbox/sandbox.h"
+#include "server/metrics.h"
 #include "server/reference_timing_cache.h"
+#include "server/speed_of_light.h"
 
 namespace kiln {
 
@@ -16,7 +21,8 @@ struct NodeContext {
   Archive* archive = nullptr;
   Compiler* compiler = nullptr;
   ReferenceTimingCache* reference_timings = nullptr;
-  std::string jobs_dir;       // <data dir>/jobs: one folder per running run
+  PeakBandwidthCache* peak_bandwidth = nullptr;  // null: no speed-of-light floor is applied
+  std::string jobs_dir;                          // <data dir>/jobs: one folder per running run
   std::string blob_root;      // where relative safetensors paths of workloads resolve
   std::string worker_path;    // kiln-worker
   std::string server_secret;  // mixed into every input seed
@@ -24,6 +30,11 @@ struct NodeContext {
   double compile_timeout_s = 120;
   std::map<std::string, std::string> libs;  // Environment.libs of every trace
   bool quiet = false;
+  Metrics* metrics = NullMetrics();  // never null
+  // The sandbox of every compiler and worker (null or disabled: unconfined), and the memory
+  // one worker may use in it.
+  std::shared_ptr<const Sandbox> sandbox;
+  int64_t worker_memory_bytes = int64_t{16} << 30;
 };
 
 }  // namespace kiln

@@ -17,6 +17,9 @@
 #include "harness/model/dtype.h"
 #include "harness/model/validate.h"
 #include "harness/verify/comparator.h"
+#include "harness/verify/degenerate_output.h"
+#include "harness/verify/integrity.h"
+#include "harness/verify/integrity_policy.h"
 
 namespace kiln {
 
@@ -61,8 +64,8 @@ absl::StatusOr<std::string> ReadOutputFile(const std::string& claimed, const std
 }
 
 const v1::OutputTensor* FindOutput(const v1::WorkerResult& result, int trial,
-                                   const std::string& name) {
-  for (const v1::TrialOutputs& t : result.trials()) {
+                                   const std::string& name, bool recheck) {
+  for (const v1::TrialOutputs& t : recheck ? result.rechecks() : result.trials()) {
     if (t.trial() != trial) continue;
     for (const v1::OutputTensor& o : t.outputs()) {
       if (o.name() == name) return &o;
@@ -90,6 +93,49 @@ void FailReference(OutputVerdict& v, const std::string& where, const std::string
   v.reason = absl::StrCat("reference failed: ", where, ": ", what);
 }
 
+// "[3, 17]" for flat element `index` of `shape`.
+std::string IndexText(int64_t index, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> coords(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    coords[d] = shape[d] > 0 ? index % shape[d] : 0;
+    index = shape[d] > 0 ? index / shape[d] : 0;
+  }
+  return shape.empty() ? "[]" : ShapeText(coords);
+}
+
+// What is on trial: the checked call of a trial or its recheck.
+struct Pass {
+  int trial;
+  bool recheck;
+  std::string Where(const std::string& output) const {
+    return absl::StrCat("output '", output, "' ", recheck ? "recheck of trial " : "trial ", trial);
+  }
+};
+
+// Turns a numerical failure into the integrity finding it stands for, if any.
+void JudgeMismatch(const v1::TensorSpec& spec, const std::vector<int64_t>& shape, const Pass& pass,
+                   const std::string& got, const std::string& expected, const Comparison& cmp,
+                   OutputVerdict& v) {
+  const std::string where = pass.Where(spec.name());
+  const int64_t unwritten =
+      FirstPoisonedElement(spec.dtype(), got.data(), expected.data(), NumElements(shape));
+  std::string what = cmp.summary;
+  if (unwritten >= 0) {
+    what = absl::StrCat("element ", IndexText(unwritten, shape), " (flat index ", unwritten,
+                        ") was never written: it still holds kiln's poison");
+  }
+  if (pass.recheck) {
+    Fail(v, v1::REJECTED, integrity::kOutputCaching,
+         absl::StrCat(where, ": ", what,
+                      "; the same input buffers with new values at a few positions gave stale "
+                      "outputs, so the solution replays earlier results"));
+  } else if (unwritten >= 0) {
+    Fail(v, v1::REJECTED, integrity::kUnwrittenOutput, absl::StrCat(where, ": ", what));
+  } else {
+    Fail(v, v1::INCORRECT_NUMERICAL, where, what);
+  }
+}
+
 v1::EvaluationStatus StatusForReadError(const absl::Status& s) {
   if (absl::IsOutOfRange(s)) return v1::INCORRECT_SHAPE;
   if (absl::IsPermissionDenied(s)) return v1::REJECTED;
@@ -98,9 +144,9 @@ v1::EvaluationStatus StatusForReadError(const absl::Status& s) {
 
 // Compares one output of one trial; returns false when the comparison cannot go on.
 bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v1::TensorSpec& spec,
-                int trial, const WorkerOutputs& reference, const WorkerOutputs& candidate,
+                const Pass& pass, const WorkerOutputs& reference, const WorkerOutputs& candidate,
                 const Tolerances& tol, OutputVerdict& v) {
-  const std::string where = absl::StrCat("output '", spec.name(), "' trial ", trial);
+  const std::string where = pass.Where(spec.name());
   auto shape = ResolveShape(def, spec, workload);
   if (!shape.ok()) {
     Fail(v, v1::RUNTIME_ERROR, where, std::string(shape.status().message()));
@@ -108,14 +154,17 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   }
   const int64_t numel = NumElements(*shape);
   const int64_t bytes = DTypeStorageBytes(spec.dtype(), numel);
-  const v1::OutputTensor* ref = FindOutput(*reference.result, trial, spec.name());
+  const v1::OutputTensor* ref = FindOutput(*reference.result, pass.trial, spec.name(), pass.recheck);
   if (ref == nullptr) {
     FailReference(v, where, "not written");
     return false;
   }
-  const v1::OutputTensor* got = FindOutput(*candidate.result, trial, spec.name());
+  const v1::OutputTensor* got = FindOutput(*candidate.result, pass.trial, spec.name(), pass.recheck);
   if (got == nullptr) {
-    Fail(v, v1::RUNTIME_ERROR, where, "not written by the candidate's worker");
+    Fail(v, pass.recheck ? v1::REJECTED : v1::RUNTIME_ERROR,
+         pass.recheck ? integrity::kOutputCaching : where,
+         pass.recheck ? absl::StrCat(where, ": not written by the candidate's worker")
+                      : "not written by the candidate's worker");
     return false;
   }
   if (got->dtype() != spec.dtype()) {
@@ -133,7 +182,10 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   // The candidate's file first: one hard-linked to the reference's shows on both.
   auto actual = ReadOutputFile(got->path(), candidate.dir, bytes);
   if (!actual.ok()) {
-    Fail(v, StatusForReadError(actual.status()), where, std::string(actual.status().message()));
+    const v1::EvaluationStatus status = StatusForReadError(actual.status());
+    Fail(v, status, status == v1::REJECTED ? integrity::kOutputFile : where,
+         status == v1::REJECTED ? absl::StrCat(where, ": ", actual.status().message())
+                                : std::string(actual.status().message()));
     return false;
   }
   auto expected = ReadOutputFile(ref->path(), reference.dir, bytes);
@@ -153,7 +205,18 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   const double inf = std::numeric_limits<double>::infinity();
   v.max_abs_error = std::max(v.max_abs_error, cmp.non_finite > 0 ? inf : cmp.max_abs_error);
   v.max_rel_error = std::max(v.max_rel_error, cmp.non_finite > 0 ? inf : cmp.max_rel_error);
-  if (!cmp.passed) Fail(v, v1::INCORRECT_NUMERICAL, where, cmp.summary);
+  if (!cmp.passed) JudgeMismatch(spec, *shape, pass, *actual, *expected, cmp, v);
+  if (pass.trial == 0 && !pass.recheck) {
+    std::string trivial = TrivialOutputThatPasses(spec.dtype(), expected->data(), numel, tol);
+    if (!trivial.empty()) {
+      v.warnings.push_back(integrity::Reason(
+          integrity::kDegenerateDefinition,
+          absl::StrCat("an ", trivial, " output passes output '", spec.name(),
+                       "' at the definition's tolerances (atol ", tol.atol, ", rtol ", tol.rtol,
+                       "): a PASSED verdict on this definition does not prove the function was "
+                       "computed")));
+    }
+  }
   return true;
 }
 
@@ -165,10 +228,15 @@ OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& work
   const Tolerances tol = TolerancesFor(def);
   // Every trial and output is compared even after a numerical failure, so the error figures
   // cover the whole workload; a missing or malformed output stops the comparison.
-  for (int trial = 0; trial < trials; ++trial) {
-    for (const v1::TensorSpec& spec : def.outputs()) {
-      if (!CompareOne(def, workload, spec, trial, reference, candidate, tol, verdict)) {
-        return verdict;
+  for (bool recheck : {false, true}) {
+    // Workers of this build always recheck; results without rechecks come from tests.
+    if (recheck && reference.result->rechecks().empty()) break;
+    for (int trial = 0; trial < trials; ++trial) {
+      for (const v1::TensorSpec& spec : def.outputs()) {
+        if (!CompareOne(def, workload, spec, {trial, recheck}, reference, candidate, tol,
+                        verdict)) {
+          return verdict;
+        }
       }
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kiln/v1/types.pb.h"
 #include "kiln/v1/worker.pb.h"
@@ -24,6 +25,8 @@ struct OutputVerdict {
   int64_t mismatched = 0;
   int64_t checked = 0;
   std::string worst_output;  // the output with the largest absolute error
+  // Findings that do not fail the workload ("integrity.degenerate_definition: ...").
+  std::vector<std::string> warnings;
 };
 
 // A worker's outputs and the folder they must lie in (canonical: resolved before the worker ran,
@@ -33,6 +36,13 @@ struct WorkerOutputs {
   std::string dir;
 };
 
+// Compares every trial's checked outputs, then every trial's recheck outputs (the same input
+// buffers refilled with new values at sparse positions). Integrity findings:
+//   integrity.unwritten_output  an output element still holds the poison (REJECTED; the reason
+//                               gives the element's index)
+//   integrity.output_caching    the checked outputs pass but a recheck's do not (REJECTED)
+//   integrity.output_file       an output file outside the job folder, linked or not plain
+//   integrity.degenerate_definition  zeros or a constant pass trial 0 (a warning only)
 OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& workload, int trials,
                              const WorkerOutputs& reference, const WorkerOutputs& candidate);
 

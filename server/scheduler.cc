@@ -3,11 +3,13 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace kiln {
 
-Scheduler::Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends)
-    : max_queue_(std::max(1, max_queue)) {
+Scheduler::Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends,
+                     Metrics* metrics)
+    : max_queue_(std::max(1, max_queue)), metrics_(metrics) {
   for (const NodeBackend& b : backends) {
     backend_names_.push_back(b.name);
     busy_.emplace_back(b.devices.size(), false);
@@ -30,7 +32,8 @@ absl::Status Scheduler::Reserve() {
   if (!admitting_) return absl::UnavailableError("draining");
   if (reserved_ >= max_queue_) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("the queue is full (", max_queue_, " runs admitted and unfinished)"));
+        absl::StrCat("the queue is full (", max_queue_,
+                     " runs admitted and unfinished, the limit (--max-queue))"));
   }
   ++reserved_;
   return absl::OkStatus();
@@ -125,9 +128,12 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
       queue.pop_front();
       busy_[backend][device] = true;
     }
+    const absl::Time held_since = absl::Now();
     run->RunOnDevice(device);
     run->Finish();
     run.reset();
+    metrics_->DeviceBusy(backend_names_[backend], device,
+                         absl::ToDoubleSeconds(absl::Now() - held_since));
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_[backend][device] = false;

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "server/backend.h"
 #include "server/evaluation.h"
+#include "server/metrics.h"
 #include "server/node_info.h"
 
 namespace kiln {
@@ -23,7 +24,9 @@ namespace kiln {
 class Scheduler {
  public:
   // Starts `compile_threads` compile threads and one thread per device of each backend.
-  Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends);
+  // `metrics` (never null) hears how long each device slot was held; it must outlive this.
+  Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends,
+            Metrics* metrics = NullMetrics());
   // Stop().
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
@@ -54,6 +57,7 @@ class Scheduler {
   void Done();  // a run has finished: give back its reservation
 
   const int max_queue_;
+  Metrics* const metrics_;
   std::vector<std::string> backend_names_;
   mutable std::mutex mu_;
   std::condition_variable work_;                           // a queue changed, or stopping_

@@ -12,6 +12,7 @@
 #include "harness/model/validate.h"
 #include "server/evaluate_reactor.h"
 #include "server/evaluation.h"
+#include "server/log_line.h"
 #include "server/run_id.h"
 
 namespace kiln {
@@ -65,46 +66,86 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+absl::StatusOr<Principal> HarnessService::Caller(grpc::CallbackServerContext* ctx) const {
+  if (context_.auth == nullptr) return LocalOperator();
+  std::optional<std::string> authorization;
+  const auto& metadata = ctx->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    authorization = std::string(it->second.data(), it->second.size());
+  }
+  absl::StatusOr<Principal> caller = context_.auth->Authenticate(authorization);
+  if (!caller.ok()) {
+    LogEvent(context_.node->quiet, "unauthenticated",
+             {{"peer", ctx->peer()}, {"reason", std::string(caller.status().message())}});
+  }
+  return caller;
+}
+
 grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Evaluate(
     grpc::CallbackServerContext* ctx, const v1::EvaluateRequest* request) {
   auto* reactor = new EvaluateReactor();
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  absl::Status started = caller.ok() ? StartRun(*caller, *request, reactor) : caller.status();
+  if (!started.ok()) {
+    context_.metrics->RunRefused(absl::StatusCodeToString(started.code()));
+    LogEvent(context_.node->quiet, "evaluate_refused",
+             {{"principal", caller.ok() ? caller->name : ""},
+              {"code", absl::StatusCodeToString(started.code())},
+              {"reason", std::string(started.message())}});
+    reactor->Reject(ToGrpcStatus(started));
+  }
+  return reactor;
+}
+
+absl::Status HarnessService::StartRun(const Principal& caller, const v1::EvaluateRequest& request,
+                                      EvaluateReactor* reactor) {
   Scheduler& scheduler = *context_.scheduler;
-  if (!scheduler.admitting()) {
-    reactor->Reject(ToGrpcStatus(absl::UnavailableError("draining")));
-    return reactor;
+  if (!scheduler.admitting()) return absl::UnavailableError("draining");
+  auto admitted = AdmitRequest(request, *context_.node->archive, context_.admission);
+  if (!admitted.ok()) return admitted.status();
+  if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) return reserved;
+  if (context_.quota != nullptr) {
+    absl::StatusOr<std::shared_ptr<void>> hold = context_.quota->Admit(caller);
+    if (!hold.ok()) {
+      scheduler.Release();
+      return hold.status();
+    }
+    admitted->quota_hold = *std::move(hold);
   }
-  auto admitted = AdmitRequest(*request, *context_.node->archive, context_.admission);
-  if (!admitted.ok()) {
-    reactor->Reject(ToGrpcStatus(admitted.status()));
-    return reactor;
-  }
-  if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) {
-    reactor->Reject(ToGrpcStatus(reserved));
-    return reactor;
-  }
+  admitted->principal = caller.name;
   const absl::Time now = absl::Now();
   reactor->AttachRun();
   auto run = std::make_shared<Evaluation>(*context_.node, NewRunId(now), *std::move(admitted),
                                           reactor->cancel_flag(), reactor, now);
   if (absl::Status created = run->Create(); !created.ok()) {
+    // The reactor is attached: it is rejected here, and the call reports no error.
     scheduler.Release();
+    context_.metrics->RunRefused(absl::StatusCodeToString(created.code()));
     reactor->Reject(ToGrpcStatus(created), /*release_run=*/true);
-    return reactor;
+    return absl::OkStatus();
   }
+  context_.metrics->RunAdmitted();
   scheduler.Submit(std::move(run));
-  return reactor;
+  return absl::OkStatus();
 }
 
 grpc::ServerUnaryReactor* HarnessService::GetRun(grpc::CallbackServerContext* ctx,
                                                  const v1::GetRunRequest* request,
                                                  v1::Run* response) {
-  return Reply(ctx, DoGetRun(*request, response));
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  if (!caller.ok()) return Reply(ctx, caller.status());
+  return Reply(ctx, DoGetRun(*caller, *request, response));
 }
 
-absl::Status HarnessService::DoGetRun(const v1::GetRunRequest& request, v1::Run* response) {
+absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
+                                      v1::Run* response) {
   if (request.run_id().empty()) return absl::InvalidArgumentError("run_id: required");
   auto run = context_.node->archive->GetRun(request.run_id(), request.include_sources());
   if (!run.ok()) return run.status();
+  // Another principal's run is refused whole: its traces carry logs and error messages too.
+  if (absl::Status s = CheckRunAccess(caller, request.run_id(), run->principal()); !s.ok()) {
+    return s;
+  }
   *response = *std::move(run);
   return absl::OkStatus();
 }
@@ -112,10 +153,12 @@ absl::Status HarnessService::DoGetRun(const v1::GetRunRequest& request, v1::Run*
 grpc::ServerUnaryReactor* HarnessService::ListRuns(grpc::CallbackServerContext* ctx,
                                                    const v1::ListRunsRequest* request,
                                                    v1::ListRunsResponse* response) {
-  return Reply(ctx, DoListRuns(*request, response));
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  if (!caller.ok()) return Reply(ctx, caller.status());
+  return Reply(ctx, DoListRuns(*caller, *request, response));
 }
 
-absl::Status HarnessService::DoListRuns(const v1::ListRunsRequest& request,
+absl::Status HarnessService::DoListRuns(const Principal& caller, const v1::ListRunsRequest& request,
                                         v1::ListRunsResponse* response) {
   if (request.limit() < 0) return absl::InvalidArgumentError("limit: must not be negative");
   if (!v1::EvaluationStatus_IsValid(request.status())) {
@@ -127,6 +170,14 @@ absl::Status HarnessService::DoListRuns(const v1::ListRunsRequest& request,
   filter.limit =
       request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
   filter.page_token = request.page_token();
+  filter.principal = request.principal();
+  if (!MaySeeOthersScores(caller)) {
+    if (!filter.principal.empty() && filter.principal != caller.name) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "principal: ", RoleName(caller.role), " '", caller.name, "' lists its own runs only"));
+    }
+    filter.principal = caller.name;
+  }
   auto runs = context_.node->archive->ListRuns(filter);
   if (!runs.ok()) return runs.status();
   *response = *std::move(runs);
@@ -136,14 +187,27 @@ absl::Status HarnessService::DoListRuns(const v1::ListRunsRequest& request,
 grpc::ServerUnaryReactor* HarnessService::GetArtifact(grpc::CallbackServerContext* ctx,
                                                       const v1::GetArtifactRequest* request,
                                                       v1::Artifact* response) {
-  return Reply(ctx, DoGetArtifact(*request, response));
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  if (!caller.ok()) return Reply(ctx, caller.status());
+  return Reply(ctx, DoGetArtifact(*caller, *request, response));
 }
 
-absl::Status HarnessService::DoGetArtifact(const v1::GetArtifactRequest& request,
+absl::Status HarnessService::DoGetArtifact(const Principal& caller,
+                                           const v1::GetArtifactRequest& request,
                                            v1::Artifact* response) {
   if (!IsSha256Hex(request.sha256())) {
     return absl::InvalidArgumentError(
         absl::StrCat("sha256: '", request.sha256(), "' is not a lowercase hex SHA-256 digest"));
+  }
+  if (caller.role != Role::kOperator) {
+    // Blobs are shared by content: one is readable when a run of the caller references it. The
+    // answer for another principal's blob is the one for a missing blob.
+    absl::StatusOr<bool> owned =
+        context_.node->archive->ArtifactBelongsTo(request.sha256(), caller.name);
+    if (!owned.ok()) return owned.status();
+    if (!*owned) {
+      return absl::NotFoundError(absl::StrCat("artifact '", request.sha256(), "' not found"));
+    }
   }
   auto content = context_.node->archive->GetArtifact(request.sha256());
   if (!content.ok()) return content.status();
@@ -155,6 +219,9 @@ absl::Status HarnessService::DoGetArtifact(const v1::GetArtifactRequest& request
 grpc::ServerUnaryReactor* HarnessService::ListDefinitions(grpc::CallbackServerContext* ctx,
                                                           const v1::ListDefinitionsRequest* request,
                                                           v1::ListDefinitionsResponse* response) {
+  if (absl::StatusOr<Principal> caller = Caller(ctx); !caller.ok()) {
+    return Reply(ctx, caller.status());
+  }
   auto list = context_.node->archive->ListDefinitions();
   if (!list.ok()) return Reply(ctx, list.status());
   *response = *std::move(list);
@@ -164,11 +231,16 @@ grpc::ServerUnaryReactor* HarnessService::ListDefinitions(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* HarnessService::PutDefinition(grpc::CallbackServerContext* ctx,
                                                         const v1::PutDefinitionRequest* request,
                                                         v1::PutDefinitionResponse* response) {
-  return Reply(ctx, DoPutDefinition(*request, response));
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  if (!caller.ok()) return Reply(ctx, caller.status());
+  return Reply(ctx, DoPutDefinition(*caller, *request, response));
 }
 
-absl::Status HarnessService::DoPutDefinition(const v1::PutDefinitionRequest& request,
+absl::Status HarnessService::DoPutDefinition(const Principal& caller,
+                                             const v1::PutDefinitionRequest& request,
                                              v1::PutDefinitionResponse* response) {
+  // Definitions and their workloads are shared by every principal on the node.
+  if (absl::Status s = RequireOperator(caller, "registering a definition"); !s.ok()) return s;
   v1::Definition def = request.definition();
   if (!def.has_native_reference()) {
     // flashinfer-trace definitions carry only a Python reference; kiln ships native ones.
@@ -212,6 +284,9 @@ absl::Status HarnessService::DoPutDefinition(const v1::PutDefinitionRequest& req
 grpc::ServerUnaryReactor* HarnessService::GetNodeInfo(grpc::CallbackServerContext* ctx,
                                                       const v1::GetNodeInfoRequest* request,
                                                       v1::NodeInfo* response) {
+  if (absl::StatusOr<Principal> caller = Caller(ctx); !caller.ok()) {
+    return Reply(ctx, caller.status());
+  }
   return Reply(ctx, DoGetNodeInfo(response));
 }
 
@@ -221,6 +296,37 @@ absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
   if (!archived.ok()) return archived.status();
   load.runs_archived = *archived;
   *response = DescribeNode(context_.facts, load);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* HarnessService::GetLeaderboard(grpc::CallbackServerContext* ctx,
+                                                         const v1::LeaderboardRequest* request,
+                                                         v1::Leaderboard* response) {
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  if (!caller.ok()) return Reply(ctx, caller.status());
+  return Reply(ctx, DoGetLeaderboard(*caller, *request, response));
+}
+
+absl::Status HarnessService::DoGetLeaderboard(const Principal& caller,
+                                              const v1::LeaderboardRequest& request,
+                                              v1::Leaderboard* response) {
+  if (!MaySeeOthersScores(caller)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("leaderboards show other principals' scores; agent '", caller.name,
+                     "' reads its own runs only"));
+  }
+  if (request.definition().empty()) return absl::InvalidArgumentError("definition: required");
+  if (auto def = context_.node->archive->GetDefinition(request.definition()); !def.ok()) {
+    return def.status();
+  }
+  const std::string mode =
+      request.mode().empty() ? context_.admission.default_mode : request.mode();
+  if (absl::Status s = ValidateMode(mode); !s.ok()) return s;
+  auto entries = context_.node->archive->Leaderboard(request.definition(), mode);
+  if (!entries.ok()) return entries.status();
+  response->set_definition(request.definition());
+  response->set_mode(mode);
+  for (v1::LeaderboardEntry& e : *entries) *response->add_entries() = std::move(e);
   return absl::OkStatus();
 }
 

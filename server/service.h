@@ -12,11 +12,16 @@
 #include "absl/status/status.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/admission.h"
+#include "server/authenticator.h"
+#include "server/metrics.h"
 #include "server/node_context.h"
 #include "server/node_info.h"
+#include "server/principal_quota.h"
 #include "server/scheduler.h"
 
 namespace kiln {
+
+class EvaluateReactor;
 
 struct ServiceContext {
   const NodeContext* node = nullptr;  // archive, compiler, settings
@@ -24,6 +29,9 @@ struct ServiceContext {
   AdmissionPolicy admission;
   NodeFacts facts;
   std::set<std::string> builtin_definitions;  // PutDefinition refuses to replace these
+  const Authenticator* auth = nullptr;        // null: every caller is LocalOperator()
+  PrincipalQuota* quota = nullptr;            // null: no per-principal limits
+  Metrics* metrics = NullMetrics();
 };
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
@@ -51,14 +59,29 @@ class HarnessService final : public v1::Harness::CallbackService {
   grpc::ServerUnaryReactor* GetNodeInfo(grpc::CallbackServerContext* ctx,
                                         const v1::GetNodeInfoRequest* request,
                                         v1::NodeInfo* response) override;
+  grpc::ServerUnaryReactor* GetLeaderboard(grpc::CallbackServerContext* ctx,
+                                           const v1::LeaderboardRequest* request,
+                                           v1::Leaderboard* response) override;
 
  private:
-  absl::Status DoGetRun(const v1::GetRunRequest& request, v1::Run* response);
-  absl::Status DoListRuns(const v1::ListRunsRequest& request, v1::ListRunsResponse* response);
-  absl::Status DoGetArtifact(const v1::GetArtifactRequest& request, v1::Artifact* response);
-  absl::Status DoPutDefinition(const v1::PutDefinitionRequest& request,
+  // The caller named by the call's bearer token (UNAUTHENTICATED when there is none or it is
+  // unknown). Every RPC starts here.
+  absl::StatusOr<Principal> Caller(grpc::CallbackServerContext* ctx) const;
+  // Admission, quotas and the run's creation; on success the run is queued.
+  absl::Status StartRun(const Principal& caller, const v1::EvaluateRequest& request,
+                        EvaluateReactor* reactor);
+
+  absl::Status DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
+                        v1::Run* response);
+  absl::Status DoListRuns(const Principal& caller, const v1::ListRunsRequest& request,
+                          v1::ListRunsResponse* response);
+  absl::Status DoGetArtifact(const Principal& caller, const v1::GetArtifactRequest& request,
+                             v1::Artifact* response);
+  absl::Status DoPutDefinition(const Principal& caller, const v1::PutDefinitionRequest& request,
                                v1::PutDefinitionResponse* response);
   absl::Status DoGetNodeInfo(v1::NodeInfo* response);
+  absl::Status DoGetLeaderboard(const Principal& caller, const v1::LeaderboardRequest& request,
+                                v1::Leaderboard* response);
 
   ServiceContext context_;
 };

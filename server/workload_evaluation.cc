@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "harness/common/cuda_toolkit.h"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
 #include "harness/timing/protocol.h"
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
+#include "harness/verify/integrity_policy.h"
 #include "server/output_comparison.h"
+#include "server/speed_of_light.h"
 
 namespace kiln {
 
@@ -35,10 +40,19 @@ std::string FirstLine(const std::string& text) {
   return line;
 }
 
-std::string Tail(std::string text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  return absl::StrCat("[... ", text.size() - max_bytes, " bytes cut]\n",
-                      text.substr(text.size() - max_bytes));
+// The last `max_bytes` of a worker's log, read without loading the rest: a candidate may have
+// flooded it with gigabytes.
+std::string ReadLogTail(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const auto size = static_cast<size_t>(in.tellg());
+  const size_t start = size > max_bytes ? size - max_bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(size - start, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (start == 0) return text;
+  return absl::StrCat("[... ", start, " bytes cut]\n", text);
 }
 
 v1::RunState StageOf(const std::string& worker_stage) {
@@ -66,11 +80,33 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
   return request;
 }
 
+// What one worker sees: its folder (writable), the worker's own binary and libraries, the
+// compiled library, the workload blobs, the CUDA toolkit, and its device's nodes.
+std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, const WorkloadJob& job,
+                                                   const CompileOutput& library,
+                                                   const std::string& dir) {
+  if (node.sandbox == nullptr || !node.sandbox->enabled()) return nullptr;
+  const std::string worker_dir = node.worker_path.substr(0, node.worker_path.rfind('/'));
+  const std::string library_dir =
+      library.library_path.substr(0, library.library_path.rfind('/'));
+  const std::string bundle_lib =
+      std::filesystem::path(worker_dir + "/../lib").lexically_normal().string();
+  std::vector<std::string> readable = {worker_dir, bundle_lib, library_dir, node.blob_root};
+  const bool gpu = job.backend->name != "host";
+  if (gpu) {
+    for (const std::string& root : CudaToolkitRoots()) readable.push_back(root);
+  }
+  return node.sandbox->Policy(dir, std::move(readable),
+                              GpuDeviceNodes(job.backend->name, job.device_index), gpu,
+                              node.worker_memory_bytes);
+}
+
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
                 const CompileOutput& library, const std::string& role, bool measure,
                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
   RoleRun run;
-  const std::string folder = absl::StrCat(job.job_dir, "/", role == "reference" ? "ref" : "cand");
+  const std::string folder = absl::StrCat(
+      job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role);
   run.started = MakeDirs(absl::StrCat(folder, "/out"));
   if (!run.started.ok()) return run;
   // Resolved now, before the worker runs, so the worker cannot move it.
@@ -86,11 +122,15 @@ RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerReque
   // Beside the role's folder, not in it: the worker's own files are untrusted.
   launch.log_path = absl::StrCat(job.job_dir, "/", role, ".log");
   launch.timeout_s = node.worker_timeout_s;
+  launch.sandbox = WorkerSandbox(node, job, library, run.dir);
+  if (launch.sandbox != nullptr && !launch.sandbox->devices.empty()) {
+    request.set_device_index(0);  // the one GPU whose nodes the sandbox has is its device 0
+  }
   on_stage(v1::RUN_VERIFYING);
   auto result = RunWorker(
       launch, request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel);
   on_stage(v1::RUN_STATE_UNSPECIFIED);
-  if (auto log = ReadFile(launch.log_path); log.ok()) run.log = Tail(*std::move(log), kMaxLogBytes);
+  run.log = ReadLogTail(launch.log_path, kMaxLogBytes);
   if (!result.ok()) {
     run.started = result.status();
     return run;
@@ -160,6 +200,51 @@ void ApplyVerdict(const OutputVerdict& verdict, const v1::TimingResult& timing,
                                                 : 0);
 }
 
+// The node's peak bandwidth on the candidate's device, measured by a kiln-worker on this device
+// slot the first time; 0 when unknown (no floor applies).
+double PeakBandwidth(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
+                     const StageFn& on_stage, const std::atomic<bool>* cancel) {
+  if (node.peak_bandwidth == nullptr) return 0;
+  const std::string key =
+      absl::StrCat(job.backend->name, "|", job.backend->devices[job.device_index]);
+  return node.peak_bandwidth->Get(key, [&]() -> absl::StatusOr<double> {
+    request.set_measure_peak_bandwidth(true);
+    request.clear_trial_seeds();
+    RoleRun probe =
+        RunRole(node, job, request, *job.candidate, "bandwidth", /*measure=*/false, on_stage, cancel);
+    if (!probe.started.ok()) return probe.started;
+    if (probe.result.status() != v1::PASSED) {
+      return absl::InternalError(absl::StrCat("bandwidth probe: ", probe.result.error()));
+    }
+    return probe.result.peak_bandwidth_gbps();
+  });
+}
+
+// integrity.faster_than_memory: a PASSED candidate faster than the workload's floor is REJECTED.
+// Only timings taken after a cache flush are judged (data may sit in cache otherwise).
+void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
+  absl::StatusOr<int64_t> bytes = BytesMoved(*job.definition, *job.workload);
+  if (!bytes.ok() || peak_gbps <= 0) return;
+  const v1::SpeedOfLight sol = FloorOf(*bytes, peak_gbps);
+  *out.detail.mutable_speed_of_light() = sol;
+  const v1::TimingResult& timing = out.detail.timing();
+  if (out.evaluation.status() != v1::PASSED || timing.flush_bytes() <= 0 ||
+      timing.latency_ms() >= sol.floor_ms()) {
+    return;
+  }
+  const std::string reason = integrity::Reason(
+      integrity::kFasterThanMemory,
+      absl::StrFormat("latency %.6f ms is below the speed-of-light floor %.6f ms (%d bytes the "
+                      "workload must move at %.1f GB/s, %.1fx the measured peak of this device): "
+                      "the timed calls did not do the work",
+                      timing.latency_ms(), sol.floor_ms(), sol.bytes(), kPeakHeadroom * peak_gbps,
+                      kPeakHeadroom));
+  out.evaluation.set_status(v1::REJECTED);
+  out.evaluation.clear_performance();
+  out.evaluation.set_log(reason);
+  out.detail.set_reason(reason);
+}
+
 }  // namespace
 
 int TrialsFor(const std::string& mode, const v1::TimingConfig& config) {
@@ -193,6 +278,7 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   if (!cached) node.reference_timings->Store(cache_key, ref_timing);
   *out.detail.mutable_reference_timing() = ref_timing;
 
+  const double peak_gbps = PeakBandwidth(node, job, base, on_stage, cancel);
   RoleRun cand =
       RunRole(node, job, base, *job.candidate, "candidate", /*measure=*/true, on_stage, cancel);
   out.worker_log = cand.log;
@@ -202,6 +288,8 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   OutputVerdict verdict = CompareOutputs(*job.definition, *job.workload, trials,
                                          {&ref.result, ref.dir}, {&cand.result, cand.dir});
   ApplyVerdict(verdict, cand.result.timing(), ref_timing, out);
+  for (const std::string& warning : verdict.warnings) out.detail.add_warnings(warning);
+  ApplyFloor(job, peak_gbps, out);
   return out;
 }
 

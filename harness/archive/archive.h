@@ -22,6 +22,7 @@ namespace kiln {
 struct RunFilter {
   std::string definition;  // empty: any
   v1::EvaluationStatus status = v1::STATUS_UNSPECIFIED;  // unspecified: any
+  std::string principal;   // empty: any
   int limit = 50;
   std::string page_token;  // opaque; from a previous ListRuns
 };
@@ -62,11 +63,17 @@ class Archive {
   // Newest first. Uses indexes on (created), (definition, created), (status, created).
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const RunFilter& filter);
   absl::StatusOr<int64_t> CountRuns();
+  // The best PASSED run of each principal on `definition` in `mode`, among runs evaluated on the
+  // registered workloads; fastest first (ties: earlier first).
+  absl::StatusOr<std::vector<v1::LeaderboardEntry>> Leaderboard(const std::string& definition,
+                                                                const std::string& mode);
 
   // Content-addressed blobs. Put returns the sha256; identical content is stored once.
   absl::StatusOr<std::string> PutArtifact(const std::string& run_id, const std::string& kind,
                                           const std::string& name, const std::string& content);
   absl::StatusOr<std::string> GetArtifact(const std::string& sha256);
+  // Whether some run of `principal` references the blob `sha256`.
+  absl::StatusOr<bool> ArtifactBelongsTo(const std::string& sha256, const std::string& principal);
 
   // Definitions and their workloads. Put replaces the definition and its workload list
   // atomically (workloads keyed by uuid keep their order).

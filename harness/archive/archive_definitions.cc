@@ -29,6 +29,19 @@ absl::Status CheckWorkloadUuids(const std::vector<v1::Workload>& workloads) {
   return absl::OkStatus();
 }
 
+// A definition's integrity warning (the setting "integrity_warning:<name>", written by the
+// harness when a run shows that zeros or a constant pass it) belongs to its content: replacing
+// the definition with different content clears it.
+absl::Status ClearStaleIntegrityWarning(Connection& conn, const v1::Definition& def) {
+  ARCHIVE_ASSIGN_OR_RETURN(
+      Statement s, conn.Prepare("DELETE FROM settings WHERE key = 'integrity_warning:' || ?1 AND "
+                                "NOT EXISTS (SELECT 1 FROM definitions WHERE name = ?1 AND "
+                                "definition_pb = ?2)"));
+  s.BindText(1, def.name());
+  s.BindBlob(2, def.SerializeAsString());
+  return s.Run();
+}
+
 absl::Status UpsertDefinitionRow(Connection& conn, const v1::Definition& def, int workload_count,
                                  bool builtin) {
   ARCHIVE_ASSIGN_OR_RETURN(
@@ -90,6 +103,7 @@ absl::Status Archive::PutDefinition(const v1::Definition& def,
   ARCHIVE_RETURN_IF_ERROR(CheckWorkloadUuids(workloads));
   return impl_->Write(
       absl::StrCat("storing definition '", def.name(), "'"), [&](Connection& conn) -> absl::Status {
+        ARCHIVE_RETURN_IF_ERROR(ClearStaleIntegrityWarning(conn, def));
         ARCHIVE_RETURN_IF_ERROR(
             UpsertDefinitionRow(conn, def, static_cast<int>(workloads.size()), builtin));
         return ReplaceWorkloads(conn, def.name(), workloads);
@@ -144,7 +158,8 @@ absl::StatusOr<v1::ListDefinitionsResponse> Archive::ListDefinitions() {
   ARCHIVE_RETURN_IF_ERROR(impl_->Read("listing definitions", [&](Connection& conn) -> absl::Status {
     ARCHIVE_ASSIGN_OR_RETURN(
         Statement s,
-        conn.Prepare("SELECT name, op_type, workload_count, builtin, has_native_reference "
+        conn.Prepare("SELECT name, op_type, workload_count, builtin, has_native_reference, "
+                     "(SELECT value FROM settings WHERE key = 'integrity_warning:' || name) "
                      "FROM definitions ORDER BY name"));
     for (;;) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -155,6 +170,7 @@ absl::StatusOr<v1::ListDefinitionsResponse> Archive::ListDefinitions() {
       summary->set_workload_count(static_cast<int32_t>(s.ColumnInt(2)));
       summary->set_builtin(s.ColumnInt(3) != 0);
       summary->set_has_native_reference(s.ColumnInt(4) != 0);
+      summary->set_integrity_warning(std::string(s.ColumnBlob(5)));
     }
   }));
   return response;

@@ -26,7 +26,7 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
       conn.Prepare("SELECT definition, solution_name, solution_hash, author, principal, state, "
                    "status, reason, mode, backend, created_ms, finished_ms, queued_s, "
                    "compile_s, verify_s, timing_s, compile_log_sha, compile_cache_hit, "
-                   "solution_json FROM runs WHERE run_id = ?1"));
+                   "solution_json, registered_workloads FROM runs WHERE run_id = ?1"));
   s.BindText(1, run_id);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("run '", run_id, "' not found"));
@@ -49,6 +49,7 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
   run.set_timing_s(s.ColumnDouble(15));
   std::string compile_log_sha = s.ColumnText(16);
   run.set_compile_cache_hit(s.ColumnInt(17) != 0);
+  run.set_registered_workloads(s.ColumnInt(19) != 0);
   ARCHIVE_ASSIGN_OR_RETURN(*run.mutable_solution(),
                            archive::SolutionFromStoredJson(s.ColumnText(18)));
   return compile_log_sha;
@@ -114,16 +115,19 @@ void ReadSummary(const Statement& s, v1::RunSummary& summary) {
   summary.set_mean_speedup(s.ColumnDouble(8));
   summary.set_workload_count(static_cast<int32_t>(s.ColumnInt(9)));
   summary.set_author(s.ColumnText(10));
+  summary.set_principal(s.ColumnText(11));
 }
 
-// Parameters: ?1 definition, ?2 status, ?3/?4 the cursor (created_ms, run_id), ?5 limit. The
+// Parameters: ?1 definition, ?2 status, ?3/?4 the cursor (created_ms, run_id), ?5 limit,
+// ?6 principal. The
 // row-value comparison lets SQLite seek into the (…, created_ms DESC, run_id DESC) indexes.
 std::string ListRunsSql(const RunFilter& filter, bool has_cursor) {
   std::string sql =
       "SELECT run_id, definition, solution_name, state, status, mode, created_ms, "
-      "mean_latency_ms, mean_speedup, workload_count, author FROM runs WHERE 1";
+      "mean_latency_ms, mean_speedup, workload_count, author, principal FROM runs WHERE 1";
   if (!filter.definition.empty()) absl::StrAppend(&sql, " AND definition = ?1");
   if (filter.status != v1::STATUS_UNSPECIFIED) absl::StrAppend(&sql, " AND status = ?2");
+  if (!filter.principal.empty()) absl::StrAppend(&sql, " AND principal = ?6");
   if (has_cursor) absl::StrAppend(&sql, " AND (created_ms, run_id) < (?3, ?4)");
   absl::StrAppend(&sql, " ORDER BY created_ms DESC, run_id DESC LIMIT ?5");
   return sql;
@@ -171,6 +175,7 @@ absl::StatusOr<v1::ListRunsResponse> Archive::ListRuns(const RunFilter& filter) 
       s.BindText(4, cursor->run_id);
     }
     s.BindInt(5, limit + 1);  // one more than asked tells whether another page follows
+    s.BindText(6, filter.principal);
     for (int n = 0;; ++n) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return absl::OkStatus();

@@ -30,9 +30,9 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
       conn.Prepare(
           "INSERT INTO runs (run_id, definition, solution_name, solution_hash, author, "
           "principal, state, status, reason, mode, backend, created_ms, finished_ms, queued_s, "
-          "compile_s, verify_s, timing_s, compile_cache_hit, solution_json, updated_ms) VALUES "
-          "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-          "?19, ?20)"));
+          "compile_s, verify_s, timing_s, compile_cache_hit, solution_json, updated_ms, "
+          "registered_workloads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+          "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"));
   s.BindText(1, run.run_id());
   s.BindText(2, FirstNonEmpty(run.definition(), run.solution().definition()));
   s.BindText(3, FirstNonEmpty(run.solution_name(), run.solution().name()));
@@ -53,6 +53,7 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
   s.BindInt(18, run.compile_cache_hit() ? 1 : 0);
   s.BindText(19, solution_json);
   s.BindInt(20, now_ms);
+  s.BindInt(21, run.registered_workloads() ? 1 : 0);
   return s.Run();
 }
 

@@ -51,9 +51,20 @@ class Device : public TimedDevice {
   // Waits until all work enqueued on the solution's stream has finished and reports a failure
   // of that work (an illegal address on a GPU, for instance).
   virtual absl::Status Synchronize() = 0;
+  // Waits for the solution's stream only (ctx->stream), not for other work on the device; the
+  // integrity checks compare what the outputs hold then with what they hold after Synchronize.
+  virtual absl::Status SynchronizeStream() { return absl::OkStatus(); }
   // What solutions receive as `ctx`: abi_version, backend and the native stream / device /
   // context handles (NULL on the host). Valid for the device's lifetime.
   virtual kiln_context Context() const = 0;
+  // Copies `bytes` between two device buffers and waits for the copy (the peak-bandwidth probe
+  // of the speed-of-light floor). UNIMPLEMENTED where device memory is host memory.
+  virtual absl::Status CopyOnDevice(void* dst, const void* src, int64_t bytes) {
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return absl::UnimplementedError("no device-to-device copy on this backend");
+  }
   // Checksums of device memory computed on the device, one per region, comparable only with
   // other values from the same Device. UNIMPLEMENTED when the backend cannot; the caller then
   // copies the memory to the host and uses Checksum64.

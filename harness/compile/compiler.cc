@@ -96,6 +96,7 @@ std::string CacheKey(const v1::Solution& solution, const Toolchain& toolchain,
   hash.AddPart(absl::StrCat(flags.size()));
   for (const std::string& flag : flags) hash.AddPart(flag);
   hash.AddPart(target);
+  hash.AddPart(toolchain.CacheSalt(solution));
   return hash.HexDigest();
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "harness/sandbox/process.h"
+#include "harness/sandbox/program_path.h"
 
 extern char** environ;
 
@@ -15,6 +16,19 @@ namespace kiln {
 namespace {
 constexpr int64_t kMaxLogBytes = 1 << 20;
 constexpr int64_t kMaxOutputFileBytes = int64_t{1} << 30;
+constexpr int64_t kMaxCompilerMemoryBytes = int64_t{4} << 30;
+
+// A compiler outside /usr (a toolkit in /opt, $CXX elsewhere) is seen with its install prefix.
+std::vector<std::string> ReadablePaths(const CompilerInvocation& invocation) {
+  std::vector<std::string> paths = invocation.readonly_paths;
+  absl::StatusOr<std::string> program = FindProgram(invocation.argv[0], invocation.env);
+  if (program.ok()) {
+    std::error_code ec;
+    std::filesystem::path real = std::filesystem::canonical(*program, ec);
+    if (!ec) paths.push_back(real.parent_path().parent_path().string());
+  }
+  return paths;
+}
 }  // namespace
 
 std::vector<std::string> TranslationUnits(const v1::Solution& solution,
@@ -50,6 +64,10 @@ absl::StatusOr<CompileOutput> RunCompiler(CompilerInvocation invocation,
                                           const std::string& output_path,
                                           const std::atomic<bool>* cancel) {
   ProcessOptions opts;
+  if (invocation.sandbox != nullptr) {
+    opts.sandbox = invocation.sandbox->Policy(invocation.work_dir, ReadablePaths(invocation), {},
+                                              /*gpu=*/false, kMaxCompilerMemoryBytes);
+  }
   opts.argv = std::move(invocation.argv);
   opts.argv.push_back("-o");
   opts.argv.push_back(std::filesystem::absolute(output_path).string());

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "harness/compile/toolchain.h"
+#include "harness/sandbox/sandbox.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln {
@@ -29,6 +30,11 @@ struct CompilerInvocation {
   std::vector<std::string> env;
   std::string src_dir;  // the cwd, so diagnostics name the sources as their author wrote them
   double timeout_s = 120;
+  // Sandboxed (when `sandbox` is enabled): `work_dir` is the only writable folder, and besides
+  // the system toolchain only `readonly_paths` and the compiler's own install prefix are seen.
+  const Sandbox* sandbox = nullptr;
+  std::string work_dir;
+  std::vector<std::string> readonly_paths;
 };
 
 // Runs the compiler for `units` into `output_path`. A killed or timed-out compiler is ok=false

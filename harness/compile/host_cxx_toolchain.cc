@@ -106,6 +106,9 @@ absl::StatusOr<CompileOutput> HostCxxToolchain::Compile(const v1::Solution& solu
   invocation.env = CompilerEnvironment({});
   invocation.src_dir = src_dir;  // diagnostics then name "main.cc:12:5"
   invocation.timeout_s = timeout_s_;
+  invocation.sandbox = sandbox();
+  invocation.work_dir = work_dir;
+  invocation.readonly_paths = {include_dir_};
   return RunCompiler(std::move(invocation), units, output_path, cancel);
 }
 

@@ -164,6 +164,10 @@ absl::StatusOr<CompileOutput> NvccToolchain::Compile(const v1::Solution& solutio
   invocation.env.push_back("TMPDIR=" + tmp_dir);
   invocation.src_dir = src_dir;  // diagnostics then name "kernel.cu(12): error"
   invocation.timeout_s = timeout_s_;
+  invocation.sandbox = sandbox();
+  invocation.work_dir = work_dir;
+  invocation.readonly_paths = CudaToolkitRoots();
+  invocation.readonly_paths.push_back(include_dir_);
   absl::StatusOr<CompileOutput> out = RunCompiler(std::move(invocation), units, output_path, cancel);
   if (!out.ok()) return out;
   out->kernel_resources = ParsePtxasResources(out->log);

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "harness/compile/kernel_resources.h"
+#include "harness/sandbox/sandbox.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln {
@@ -38,6 +39,13 @@ class Toolchain {
   virtual bool Handles(const std::string& language) const = 0;
   // Flags that, with the sources, determine the output (part of the cache key).
   virtual std::vector<std::string> Flags() const = 0;
+  // More of what determines the output for this solution beyond its sources and Flags(), for
+  // the cache key: e.g. the definition's signature when the toolchain builds it into the
+  // library. Default: nothing.
+  virtual std::string CacheSalt(const v1::Solution& solution) const {
+    (void)solution;
+    return "";
+  }
   // Compiles `sources` written under `work_dir` into `output_path`. A diagnostics failure is
   // ok=false with the log (not an error status); a Status error means the toolchain itself
   // could not run.
@@ -45,6 +53,13 @@ class Toolchain {
                                                 const std::string& work_dir,
                                                 const std::string& output_path,
                                                 const std::atomic<bool>* cancel) = 0;
+
+  // The sandbox compilers run in (null or disabled: unconfined). Set before the first Compile.
+  void set_sandbox(std::shared_ptr<const Sandbox> sandbox) { sandbox_ = std::move(sandbox); }
+  const Sandbox* sandbox() const { return sandbox_.get(); }
+
+ private:
+  std::shared_ptr<const Sandbox> sandbox_;
 };
 
 // g++ (or $CXX) -O3 -march=native -shared -fPIC -std=c++17 -I<kiln include dir>.

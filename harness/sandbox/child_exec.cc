@@ -126,6 +126,9 @@ namespace {
   if (::setpgid(0, 0) != 0) Fail(plan, ChildFailure::kSetpgid);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != plan.parent_pid) ::_exit(127);  // the parent died before prctl
+  for (int fd : plan.cgroup_procs_fds) {
+    if (::write(fd, "0", 1) != 1) Fail(plan, ChildFailure::kCgroup);
+  }
   ArrangeFds(plan);
   ApplyLimits(plan);
   if (!plan.cwd.empty() && ::chdir(plan.cwd.c_str()) != 0) Fail(plan, ChildFailure::kChdir);

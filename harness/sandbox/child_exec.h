@@ -17,7 +17,7 @@ namespace kiln::internal {
 // What the child writes to the error pipe when a step fails; the pipe closes on a successful
 // exec (it is O_CLOEXEC), so the parent reads either EOF or exactly one of these.
 struct ChildFailure {
-  enum Step : int32_t { kFds = 1, kSetpgid, kRlimit, kChdir, kExec };
+  enum Step : int32_t { kFds = 1, kSetpgid, kRlimit, kChdir, kExec, kCgroup };
   int32_t step = 0;
   int32_t error = 0;  // errno
 };
@@ -37,6 +37,7 @@ struct ExecPlan {
   int error_fd = -1;           // write end of the error pipe (O_CLOEXEC)
   std::vector<int> child_fds;  // child_fds[i] becomes fd 3 + i
   std::vector<int> scratch;    // child_fds.size() + 4 slots for the child's own bookkeeping
+  std::vector<int> cgroup_procs_fds;  // cgroup.procs files the child joins (writes "0" to)
 
   struct Limit {
     int resource = 0;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "harness/sandbox/child_exec.h"
 #include "harness/sandbox/output_capture.h"
 #include "harness/sandbox/program_path.h"
+#include "harness/sandbox/seccomp_filter.h"
 
 namespace kiln {
 
@@ -66,6 +68,9 @@ absl::Status FailureStatus(const ChildFailure& failure, const ProcessOptions& op
     case ChildFailure::kChdir:
       return absl::NotFoundError(absl::StrCat("cannot enter working directory '", opts.cwd,
                                               "' for '", program, "': ", reason));
+    case ChildFailure::kCgroup:
+      return absl::InternalError(
+          absl::StrCat("cannot move '", program, "' into its sandbox cgroup: ", reason));
     case ChildFailure::kRlimit:
       return absl::InternalError(
           absl::StrCat("cannot set resource limits for '", program, "': ", reason));
@@ -144,9 +149,59 @@ void PollOnce(int* out_fd, int pidfd, int timeout_ms, OutputCapture& capture) {
   }
 }
 
+
+extern "C" char** environ;
+
+std::vector<std::string> ParentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+// Rewrites `plan` to run its program inside bwrap under `policy`: argv, environment, the
+// seccomp program on an extra child fd (a fresh memfd: bwrap reads it from the shared offset),
+// the job cgroup and the rlimits that stand in for what the cgroup cannot do.
+absl::Status ApplySandbox(const SandboxPolicy& policy, ExecPlan& plan, Fd* seccomp_fd,
+                          std::unique_ptr<JobCgroup>* cgroup) {
+  const int seccomp_number = 3 + static_cast<int>(plan.child_fds.size());
+  if (policy.seccomp_program != nullptr && !policy.seccomp_program->empty()) {
+    absl::StatusOr<int> fd = SeccompProgramFd(*policy.seccomp_program);
+    if (!fd.ok()) return fd.status();
+    seccomp_fd->Reset(*fd);
+    plan.child_fds.push_back(*fd);
+  }
+  std::vector<std::string> command = plan.argv_storage;
+  command[0] = std::filesystem::absolute(plan.program).string();
+  plan.argv_storage = BwrapArgv(policy, command, plan.cwd, seccomp_number);
+  plan.program = policy.bwrap;
+  plan.env_storage = SandboxEnvironment(
+      plan.env_storage.empty() ? ParentEnvironment() : plan.env_storage, policy.writable_dir);
+  bool memory_in_cgroup = false;
+  if (policy.cgroups != nullptr && policy.cgroups->available()) {
+    absl::StatusOr<std::unique_ptr<JobCgroup>> job =
+        policy.cgroups->CreateJob(policy.max_memory_bytes, policy.max_processes);
+    if (!job.ok()) return job.status();
+    *cgroup = *std::move(job);
+    plan.cgroup_procs_fds = (*cgroup)->procs_fds();
+    memory_in_cgroup = true;
+  }
+  if (!memory_in_cgroup && policy.address_space_limit_ok) {
+    AddLimit(plan, RLIMIT_AS, policy.max_memory_bytes);
+  }
+  AddLimit(plan, RLIMIT_NPROC, policy.max_processes);
+  AddLimit(plan, RLIMIT_NOFILE, policy.max_open_files);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ProcessResult::Describe() const {
+  std::string what = DescribeEnd();
+  if (!limit_hit.empty()) absl::StrAppend(&what, "; ", limit_hit);
+  return what;
+}
+
+std::string ProcessResult::DescribeEnd() const {
   if (cancelled) return "cancelled";
   if (timed_out) return absl::StrFormat("timed out after %.1f s", wall_s);
   if (term_signal != 0) {
@@ -175,6 +230,13 @@ absl::StatusOr<Process> Process::Start(const ProcessOptions& opts) {
   AddLimit(plan, RLIMIT_AS, opts.max_address_space);
   AddLimit(plan, RLIMIT_CPU, opts.max_cpu_seconds);
   AddLimit(plan, RLIMIT_FSIZE, opts.max_file_bytes);
+  Fd seccomp_fd;
+  std::unique_ptr<JobCgroup> cgroup;
+  if (opts.sandbox != nullptr) {
+    if (absl::Status s = ApplySandbox(*opts.sandbox, plan, &seccomp_fd, &cgroup); !s.ok()) {
+      return s;
+    }
+  }
 
   Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (null_in.get() < 0) return Errno("cannot open /dev/null", errno);
@@ -214,6 +276,7 @@ absl::StatusOr<Process> Process::Start(const ProcessOptions& opts) {
   null_in.Reset();
   out_write.Reset();
   err_write.Reset();
+  seccomp_fd.Reset();
 
   ChildFailure failure;
   if (ReadChildFailure(err_read.get(), &failure)) {
@@ -227,6 +290,7 @@ absl::StatusOr<Process> Process::Start(const ProcessOptions& opts) {
   process.out_fd_ = out_read.Release();
   process.opts_ = opts;
   process.start_s_ = start_s;
+  process.cgroup_ = std::move(cgroup);
   return process;
 }
 
@@ -240,6 +304,7 @@ Process& Process::operator=(Process&& other) noexcept {
   opts_ = std::move(other.opts_);
   start_s_ = other.start_s_;
   reaped_ = std::exchange(other.reaped_, true);
+  cgroup_ = std::move(other.cgroup_);
   return *this;
 }
 
@@ -247,6 +312,7 @@ Process::~Process() { Terminate(pid_, &reaped_, &out_fd_); }
 
 void Process::Kill() {
   if (pid_ > 0 && !reaped_) ::kill(-pid_, SIGKILL);
+  if (cgroup_ != nullptr) cgroup_->KillAll();
 }
 
 ProcessResult Process::Wait(const std::atomic<bool>* cancel) {
@@ -290,6 +356,16 @@ ProcessResult Process::Wait(const std::atomic<bool>* cancel) {
   result.output = capture.Finish();
   if (have_status && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (have_status && WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  // bwrap passes on its child's end as an exit code: 128 + the signal that killed it.
+  if (opts_.sandbox != nullptr && result.exit_code > 128 && result.exit_code < 128 + NSIG) {
+    result.term_signal = result.exit_code - 128;
+    result.exit_code = -1;
+  }
+  if (cgroup_ != nullptr) {
+    cgroup_->KillAll();
+    result.limit_hit = cgroup_->LimitHit();
+    cgroup_.reset();
+  }
   return result;
 }
 

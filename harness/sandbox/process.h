@@ -8,11 +8,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "harness/sandbox/sandbox_policy.h"
 
 namespace kiln {
 
@@ -29,6 +31,9 @@ struct ProcessOptions {
   int64_t max_captured_bytes = 1 << 20;   // captured output beyond this is dropped (noted)
   // Extra pipe fds for the child: the child gets `child_fds[i]` dup'ed to fd 3 + i.
   std::vector<int> child_fds;
+  // Runs the program inside bubblewrap under this policy (null: unconfined). The wall-clock
+  // limit still kills everything: killing bwrap's group kills the sandbox's pid namespace.
+  std::shared_ptr<const SandboxPolicy> sandbox;
 };
 
 struct ProcessResult {
@@ -38,8 +43,13 @@ struct ProcessResult {
   bool cancelled = false;  // killed because *cancel became true
   double wall_s = 0;
   std::string output;      // captured stdout (+stderr), truncated to max_captured_bytes
-  // "exit code 1" | "killed by SIGSEGV (Segmentation fault)" | "timed out after 5.0 s"
+  std::string limit_hit;   // sandbox cgroup limit it ran into ("memory limit of ..."), or ""
+  // "exit code 1" | "killed by SIGSEGV (Segmentation fault)" | "timed out after 5.0 s", then
+  // "; memory limit of 512 MiB reached (OOM kill)" when a limit was hit.
   std::string Describe() const;
+
+ private:
+  std::string DescribeEnd() const;
 };
 
 // A started child. Destruction kills the process group if it is still running.
@@ -69,6 +79,7 @@ class Process {
   ProcessOptions opts_;
   double start_s_ = 0;
   bool reaped_ = false;
+  std::unique_ptr<JobCgroup> cgroup_;  // the sandbox's cgroup, when it has one
 };
 
 // Start + Wait.

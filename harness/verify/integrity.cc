@@ -1,6 +1,9 @@
 #include "harness/verify/integrity.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "harness/model/dtype.h"
 
 namespace kiln {
 namespace {
@@ -34,6 +37,23 @@ uint8_t PoisonByte(v1::DType dtype) {
 
 void PoisonHost(v1::DType dtype, void* data, size_t bytes) {
   std::memset(data, PoisonByte(dtype), bytes);
+}
+
+int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expected,
+                             int64_t numel) {
+  const auto* g = static_cast<const unsigned char*>(got);
+  const auto* e = static_cast<const unsigned char*>(expected);
+  const int bits = DTypeBits(dtype);
+  const int64_t unit = std::max(1, bits / 8);
+  const int64_t per_unit = bits < 8 ? 8 / bits : 1;
+  const int64_t units = DTypeStorageBytes(dtype, numel) / unit;
+  const uint8_t poison = PoisonByte(dtype);
+  for (int64_t u = 0; u < units; ++u) {
+    const unsigned char* x = g + u * unit;
+    if (!std::all_of(x, x + unit, [&](unsigned char b) { return b == poison; })) continue;
+    if (std::memcmp(x, e + u * unit, static_cast<size_t>(unit)) != 0) return u * per_unit;
+  }
+  return -1;
 }
 
 // Four independent lanes over consecutive 8-byte words keep the multiplier pipeline busy; the

@@ -16,6 +16,14 @@ void PoisonHost(v1::DType dtype, void* data, size_t bytes);
 // all-ones pattern is NaN; 0xA5 otherwise). Device backends fill with this byte.
 uint8_t PoisonByte(v1::DType dtype);
 
+// The first element of `got` (numel elements of `dtype`) that still holds the poison of its
+// dtype where `expected` holds something else, or -1. Such an element was never written: for the
+// float types the poison is a NaN no computation produces; for integer types (where 0xA5.. is a
+// valid value) only elements that also differ from the reference count. float4_e2m1 is judged a
+// byte (two elements) at a time and reports the byte's first element.
+int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expected,
+                             int64_t numel);
+
 // 64-bit checksum of bytes (fast, not cryptographic: it detects accidental and deliberate
 // in-place mutation of inputs by a candidate that does not know the checksum).
 uint64_t Checksum64(const void* data, size_t bytes);

@@ -1,9 +1,12 @@
 #include "harness/worker/evaluation.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,8 +14,12 @@
 #include "harness/backend/device.h"
 #include "harness/common/files.h"
 #include "harness/timing/protocol.h"
+#include "harness/verify/comparator.h"
+#include "harness/verify/integrity_policy.h"
 #include "harness/worker/failure.h"
+#include "harness/worker/helper_threads.h"
 #include "harness/worker/open_device.h"
+#include "harness/worker/peak_bandwidth.h"
 #include "harness/worker/solution_library.h"
 #include "harness/worker/tensor_set.h"
 
@@ -26,11 +33,35 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The seed of the new values a recheck writes into a trial's inputs.
+uint64_t PerturbSeed(uint64_t trial_seed) { return SplitMix64(trial_seed ^ 0x5045525455524221ull); }
+
+// CPU time other threads may use per call window regardless of the call: the CUDA runtime and
+// CUPTI run threads of their own; the host backend runs none.
+double HelperAllowanceMs(const std::string& backend) { return backend == "host" ? 0.05 : 2.0; }
+
+using Clock = std::chrono::steady_clock;
+
+// How long the outputs of each trial's second call are watched for writes after it returned.
+constexpr std::chrono::milliseconds kDeferredWriteWindow(10);
+
 // The state of one evaluation; see Evaluate().
+//
+// Per trial: fresh inputs; the checked call (outputs written); a second call on the same inputs
+// that must agree (integrity.nondeterministic); when measuring, the timing protocol, with the
+// outputs of every timed call checksummed against the checked call's (integrity.stale_output);
+// then the recheck: the same input buffers with new values at sparse positions, one more checked
+// call whose outputs the harness verifies (integrity.output_caching). Around every call the CPU
+// time of other host threads is accounted (integrity.work_after_return).
 class Evaluation {
  public:
   Evaluation(const v1::WorkerRequest& request, const StageReporter& report)
-      : request_(request), report_(report) {}
+      : request_(request),
+        report_(report),
+        checks_(!request.disable_call_checks() && request.role() != "reference"),
+        nondeterministic_(integrity::AllowsNondeterminism(request.definition())),
+        inplace_(!integrity::InplaceInputs(request.definition()).empty()),
+        helpers_(HelperAllowanceMs(request.backend())) {}
 
   absl::Status Setup();
   absl::Status VerifyOnly();
@@ -38,24 +69,43 @@ class Evaluation {
   v1::WorkerResult& result() { return result_; }
 
  private:
-  // Fresh inputs for trial t, then one checked call whose outputs are written and recorded.
+  // Fresh inputs for trial t, then the checked call and the determinism call.
   absl::Status PrepareTrial(int trial);
   absl::Status CheckedCall(int trial);
+  absl::Status DeterminismCall(int trial);
+  // integrity.work_after_return: the current outputs must not change while kiln waits.
+  absl::Status CheckNoDeferredWrites(int trial);
+  // The outputs of a timed call against the checked call's.
+  absl::Status CheckTimedOutputs();
+  absl::Status Recheck(int trial);
   // The solution call alone (the timed part); its return code is kept for CheckCall.
   absl::Status Call();
-  // Return code, device errors and input integrity of the last Call.
-  absl::Status CheckCall();
+  // integrity.work_after_return: outputs still changing once ctx->stream is idle (checked calls).
+  absl::Status CheckUnjoinedWork(const std::string& what);
+  // Return code, device errors and input integrity of the last Call; then the helper threads'
+  // CPU time around it (`what` names the call in a rejection).
+  absl::Status CheckCall(const std::string& what);
+  // Whether the current outputs equal the checked call's: bitwise, or within the definition's
+  // tolerances when it allows nondeterminism. Names the first output that differs.
+  absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);
   void Report(std::string_view stage, int trial) {
     if (report_) report_(stage, trial);
   }
 
   const v1::WorkerRequest& request_;
   const StageReporter& report_;
+  const bool checks_;
+  const bool nondeterministic_;
+  const bool inplace_;
+  HelperThreads helpers_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<TensorSet> tensors_;
   kiln_entry entry_ = nullptr;
   kiln_context context_{};
   std::vector<uint64_t> input_checksums_;
+  std::vector<uint64_t> checked_sums_;         // output checksums of the trial's checked call
+  std::vector<std::string> checked_outputs_;   // their bytes (nondeterministic definitions)
+  Clock::time_point call_start_;
   int last_return_ = 0;
   int calls_in_trial_ = 0;
   int current_trial_ = 0;
@@ -76,6 +126,10 @@ absl::Status Evaluation::Setup() {
     if (!s.ok()) return s;
   }
   context_ = device_->Context();
+  // Idle OpenMP threads block instead of spinning, so that an honest pool is not taken for work
+  // after return; read by libgomp when the solution loads it.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("GOMP_SPINCOUNT", "0", 1);
   absl::StatusOr<SolutionLibrary> lib = LoadSolution(request_.library_path(), request_.symbol());
   if (!lib.ok()) return lib.status();
   entry_ = lib->entry;
@@ -83,6 +137,7 @@ absl::Status Evaluation::Setup() {
       TensorSet::Create(request_.definition(), request_.workload(), *device_);
   if (!tensors.ok()) return tensors.status();
   tensors_ = *std::move(tensors);
+  helpers_.StartWindow();
   return absl::OkStatus();
 }
 
@@ -97,39 +152,178 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();
   input_checksums_ = *std::move(sums);
+  // Input generation runs threads of kiln's own; the accounting starts after them.
+  helpers_.StartAfterOwnThreads();
   Report("verify", trial);
-  return CheckedCall(trial);
+  s = CheckedCall(trial);
+  if (s.ok()) s = DeterminismCall(trial);
+  return s;
 }
 
 absl::Status Evaluation::CheckedCall(int trial) {
   absl::Status s = tensors_->RenewOutputs();
   if (s.ok()) s = Call();
-  if (s.ok()) s = CheckCall();
+  if (s.ok()) s = CheckUnjoinedWork(absl::StrCat("the checked call of trial ", trial));
+  if (s.ok()) s = CheckCall(absl::StrCat("the checked call of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
   s = tensors_->WriteOutputs(request_.output_dir(), trial, &record);
   if (!s.ok()) return s;
   *result_.add_trials() = std::move(record);
+  if (!checks_ || inplace_) return absl::OkStatus();
+  absl::StatusOr<std::vector<uint64_t>> sums = tensors_->OutputChecksums();
+  if (!sums.ok()) return sums.status();
+  checked_sums_ = *std::move(sums);
+  if (!nondeterministic_) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::string>> bytes = tensors_->OutputBytes();
+  if (!bytes.ok()) return bytes.status();
+  checked_outputs_ = *std::move(bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Evaluation::DeterminismCall(int trial) {
+  if (!checks_ || inplace_) return absl::OkStatus();
+  absl::Status s = tensors_->RenewOutputs();
+  if (s.ok()) s = Call();
+  if (s.ok()) s = CheckCall(absl::StrCat("the second call of trial ", trial));
+  if (!s.ok()) return s;
+  absl::StatusOr<std::string> differs = DifferingOutput(nondeterministic_);
+  if (!differs.ok()) return differs.status();
+  if (differs->empty()) return CheckNoDeferredWrites(trial);
+  return Rejected(integrity::Reason(
+      integrity::kNondeterministic,
+      absl::StrCat("two calls on the same inputs (trial ", trial, ") gave different values of "
+                   "output '", *differs, "'",
+                   nondeterministic_ ? ", beyond the definition's tolerances"
+                                     : "; the definition requires bitwise-identical results")));
+}
+
+absl::Status Evaluation::CheckNoDeferredWrites(int trial) {
+  absl::StatusOr<std::vector<uint64_t>> at_return = tensors_->OutputChecksums();
+  if (!at_return.ok()) return at_return.status();
+  std::this_thread::sleep_for(kDeferredWriteWindow);
+  absl::StatusOr<std::vector<uint64_t>> later = tensors_->OutputChecksums();
+  if (!later.ok()) return later.status();
+  for (int o = 0; o < tensors_->num_outputs(); ++o) {
+    if ((*at_return)[o] == (*later)[o]) continue;
+    return Rejected(integrity::Reason(
+        integrity::kWorkAfterReturn,
+        absl::StrCat("output '", tensors_->output_spec(o).name(), "' of the second call of trial ",
+                     trial, " changed within ", kDeferredWriteWindow.count(),
+                     " ms after the call returned and the device was idle: the solution writes "
+                     "its results after returning")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Evaluation::DifferingOutput(bool within_tolerance) {
+  if (!within_tolerance) {
+    absl::StatusOr<std::vector<uint64_t>> sums = tensors_->OutputChecksums();
+    if (!sums.ok()) return sums.status();
+    for (int o = 0; o < tensors_->num_outputs(); ++o) {
+      if ((*sums)[o] != checked_sums_[o]) return tensors_->output_spec(o).name();
+    }
+    return std::string();
+  }
+  absl::StatusOr<std::vector<std::string>> bytes = tensors_->OutputBytes();
+  if (!bytes.ok()) return bytes.status();
+  const Tolerances tol = TolerancesFor(request_.definition());
+  for (int o = 0; o < tensors_->num_outputs(); ++o) {
+    Comparison cmp = CompareTensors(tensors_->output_spec(o).dtype(), (*bytes)[o].data(),
+                                    checked_outputs_[o].data(), tensors_->output_elements(o), tol);
+    if (!cmp.passed) return tensors_->output_spec(o).name();
+  }
+  return std::string();
+}
+
+absl::Status Evaluation::CheckTimedOutputs() {
+  if (!checks_ || inplace_ || nondeterministic_) return absl::OkStatus();
+  absl::StatusOr<std::string> differs = DifferingOutput(false);
+  if (!differs.ok() || differs->empty()) return differs.status();
+  return Rejected(integrity::Reason(
+      integrity::kStaleOutput,
+      absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
+                   current_trial_,
+                   " differs from the checked call's on the same inputs: the timed calls did "
+                   "not compute what the checked call did")));
+}
+
+absl::Status Evaluation::Recheck(int trial) {
+  // Nondeterministic definitions skip the per-call checksums; the last timed call is compared
+  // within tolerance instead.
+  if (checks_ && !inplace_ && nondeterministic_ && calls_in_trial_ > 2) {
+    absl::StatusOr<std::string> differs = DifferingOutput(true);
+    if (!differs.ok()) return differs.status();
+    if (!differs->empty()) {
+      return Rejected(integrity::Reason(
+          integrity::kStaleOutput,
+          absl::StrCat("output '", *differs, "' of the last timed call of trial ", trial,
+                       " is not within tolerance of the checked call's on the same inputs")));
+    }
+  }
+  const uint64_t seed = TrialSeed(request_, trial);
+  absl::Status s = tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root());
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
+  if (!sums.ok()) return sums.status();
+  input_checksums_ = *std::move(sums);
+  helpers_.StartAfterOwnThreads();
+  s = tensors_->RenewOutputs();
+  if (s.ok()) s = Call();
+  if (s.ok()) s = CheckUnjoinedWork(absl::StrCat("the recheck of trial ", trial));
+  if (s.ok()) s = CheckCall(absl::StrCat("the recheck of trial ", trial));
+  if (!s.ok()) return s;
+  v1::TrialOutputs record;
+  s = tensors_->WriteOutputs(request_.output_dir(), trial, &record, "r");
+  if (!s.ok()) return s;
+  *result_.add_rechecks() = std::move(record);
+  return absl::OkStatus();
+}
+
+absl::Status Evaluation::CheckUnjoinedWork(const std::string& what) {
+  if (!checks_ || last_return_ != 0) return absl::OkStatus();
+  absl::Status s = device_->SynchronizeStream();
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<uint64_t>> at_stream_idle = tensors_->OutputChecksums();
+  if (!at_stream_idle.ok()) return at_stream_idle.status();
+  s = device_->Synchronize();
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<uint64_t>> at_device_idle = tensors_->OutputChecksums();
+  if (!at_device_idle.ok()) return at_device_idle.status();
+  for (int o = 0; o < tensors_->num_outputs(); ++o) {
+    if ((*at_stream_idle)[o] == (*at_device_idle)[o]) continue;
+    return Rejected(integrity::Reason(
+        integrity::kWorkAfterReturn,
+        absl::StrCat("output '", tensors_->output_spec(o).name(), "' of ", what,
+                     " was still being written after the call returned and ctx->stream was "
+                     "idle: work on another stream or thread was not joined to ctx->stream")));
+  }
   return absl::OkStatus();
 }
 
 absl::Status Evaluation::Call() {
+  call_start_ = Clock::now();
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
   return absl::OkStatus();
 }
 
-absl::Status Evaluation::CheckCall() {
+absl::Status Evaluation::CheckCall(const std::string& what) {
   if (last_return_ != 0) {
     return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
   }
   absl::Status s = device_->Synchronize();
   if (!s.ok()) return s;
-  return tensors_->CheckInputsUnchanged(input_checksums_);
+  // Up to the device's idle point: on a GPU the call returns before its work ends.
+  const double call_ms = std::chrono::duration<double, std::milli>(Clock::now() - call_start_).count();
+  s = tensors_->CheckInputsUnchanged(input_checksums_);
+  if (!s.ok() || !checks_) return s;
+  return helpers_.CheckWindow(call_ms, what);
 }
 
 absl::Status Evaluation::VerifyOnly() {
   for (int t = 0; t < request_.trial_seeds_size(); ++t) {
     absl::Status s = PrepareTrial(t);
+    if (s.ok()) s = Recheck(t);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -144,7 +338,8 @@ absl::Status Evaluation::Measure() {
   }
   TimedCall work;
   work.prepare_trial = [this](int trial) {
-    absl::Status s = PrepareTrial(trial);
+    absl::Status s = trial > 0 ? Recheck(trial - 1) : absl::OkStatus();
+    if (s.ok()) s = PrepareTrial(trial);
     if (s.ok()) Report("warmup", trial);
     return s;
   };
@@ -153,12 +348,34 @@ absl::Status Evaluation::Measure() {
     return tensors_->RenewOutputs();
   };
   work.call = [this] { return Call(); };
-  work.after_call = [this] { return CheckCall(); };
+  work.after_call = [this] {
+    absl::Status s = CheckCall(
+        absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_));
+    if (s.ok()) s = CheckTimedOutputs();
+    return s;
+  };
   absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, *device_, work);
   if (!timing.ok()) return timing.status();
+  if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;
   if (timing->device().empty()) timing->set_device(device_->DeviceName());
   *result_.mutable_timing() = *std::move(timing);
   return absl::OkStatus();
+}
+
+v1::WorkerResult MeasureBandwidth(const v1::WorkerRequest& request) {
+  v1::WorkerResult result;
+  absl::StatusOr<std::unique_ptr<Device>> device =
+      OpenDevice(request.backend(), request.device_index());
+  absl::StatusOr<double> gbps = device.ok() ? MeasurePeakBandwidth(**device)
+                                            : absl::StatusOr<double>(device.status());
+  if (gbps.ok()) {
+    result.set_status(v1::PASSED);
+    result.set_peak_bandwidth_gbps(*gbps);
+  } else {
+    result.set_status(v1::RUNTIME_ERROR);
+    result.set_error(std::string(gbps.status().message()));
+  }
+  return result;
 }
 
 }  // namespace
@@ -171,6 +388,7 @@ uint64_t TrialSeed(const v1::WorkerRequest& request, int trial) {
 }
 
 v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report) {
+  if (request.measure_peak_bandwidth()) return MeasureBandwidth(request);
   Evaluation evaluation(request, report);
   absl::Status s = evaluation.Setup();
   if (s.ok()) s = request.measure() ? evaluation.Measure() : evaluation.VerifyOnly();

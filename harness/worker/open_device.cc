@@ -5,6 +5,9 @@
 #ifdef KILN_HAVE_CUDA
 #include "harness/backend/cuda/cuda_device.h"
 #endif
+#ifdef KILN_HAVE_LEVEL_ZERO
+#include "harness/backend/level_zero/level_zero_device.h"
+#endif
 
 namespace kiln {
 
@@ -20,6 +23,14 @@ absl::StatusOr<std::unique_ptr<Device>> OpenDevice(const std::string& backend, i
   if (backend == "cuda") {
     // FAILED_PRECONDITION "no CUDA device: ..." where the runtime, driver or GPU is missing.
     absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(device_index);
+    if (!device.ok()) return device.status();
+    return std::unique_ptr<Device>(*std::move(device));
+  }
+#endif
+#ifdef KILN_HAVE_LEVEL_ZERO
+  if (backend == "level_zero") {
+    // FAILED_PRECONDITION "no Level Zero device: ..." where the loader, driver or GPU is missing.
+    absl::StatusOr<std::unique_ptr<LevelZeroDevice>> device = LevelZeroDevice::Open(device_index);
     if (!device.ok()) return device.status();
     return std::unique_ptr<Device>(*std::move(device));
   }

@@ -1,5 +1,7 @@
 #include "harness/worker/tensor_set.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "harness/model/validate.h"
 #include "harness/verify/input_generator.h"
 #include "harness/verify/integrity.h"
+#include "harness/verify/integrity_policy.h"
 #include "harness/worker/failure.h"
 #include "harness/worker/worker_client.h"
 
@@ -56,6 +59,11 @@ absl::StatusOr<std::unique_ptr<TensorSet>> TensorSet::Create(const v1::Definitio
     if (!s.ok()) return s;
   }
   set->num_inputs_ = set->slots_.size();
+  for (const std::string& name : integrity::InplaceInputs(def)) {
+    for (size_t i = 0; i < set->num_inputs_; ++i) {
+      if (set->slots_[i]->spec.name() == name) set->slots_[i]->inplace = true;
+    }
+  }
   for (int o = 0; o < def.outputs_size(); ++o) {
     std::string where = absl::StrCat("definition.outputs[", o, "]");
     absl::Status s = CheckFileName(def.outputs(o).name(), where);
@@ -189,30 +197,96 @@ absl::StatusOr<const void*> TensorSet::HostView(const Slot& slot) {
 }
 
 absl::StatusOr<std::vector<uint64_t>> TensorSet::InputChecksums() {
-  std::vector<uint64_t> sums(num_inputs_, 0);
+  return Checksums(0, num_inputs_);
+}
+
+absl::StatusOr<std::vector<uint64_t>> TensorSet::OutputChecksums() {
+  return Checksums(num_inputs_, slots_.size());
+}
+
+absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t end) {
+  std::vector<uint64_t> sums(end - begin, 0);
   std::vector<MemoryRegion> on_device;
   std::vector<size_t> device_slots;
-  for (size_t i = 0; i < num_inputs_; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const Slot& slot = *slots_[i];
-    if (slot.input == nullptr) continue;
+    if (i < num_inputs_ && (slot.input == nullptr || slot.inplace)) continue;
     if (!slot.host && device_checksums_) {
       on_device.push_back({Data(slot), slot.bytes});
-      device_slots.push_back(i);
+      device_slots.push_back(i - begin);
       continue;
     }
     absl::StatusOr<const void*> view = HostView(slot);
     if (!view.ok()) return view.status();
-    sums[i] = Checksum64(*view, static_cast<size_t>(slot.bytes));
+    sums[i - begin] = Checksum64(*view, static_cast<size_t>(slot.bytes));
   }
   if (on_device.empty()) return sums;
   absl::StatusOr<std::vector<uint64_t>> device_sums = device_.ChecksumOnDevice(on_device);
   if (absl::IsUnimplemented(device_sums.status())) {
     device_checksums_ = false;  // from now on, always on the host (sums must stay comparable)
-    return InputChecksums();
+    return Checksums(begin, end);
   }
   if (!device_sums.ok()) return device_sums.status();
   for (size_t k = 0; k < device_slots.size(); ++k) sums[device_slots[k]] = (*device_sums)[k];
   return sums;
+}
+
+absl::StatusOr<std::vector<std::string>> TensorSet::OutputBytes() {
+  std::vector<std::string> bytes;
+  for (size_t i = num_inputs_; i < slots_.size(); ++i) {
+    absl::StatusOr<const void*> view = HostView(*slots_[i]);
+    if (!view.ok()) return view.status();
+    bytes.emplace_back(static_cast<const char*>(*view), static_cast<size_t>(slots_[i]->bytes));
+  }
+  return bytes;
+}
+
+int64_t TensorSet::output_elements(int o) const {
+  return NumElements(slots_[num_inputs_ + static_cast<size_t>(o)]->shape);
+}
+
+absl::Status TensorSet::GenerateInto(const Slot& slot, size_t index, uint64_t seed,
+                                     const std::string& blob_root, std::vector<uint8_t>& out) {
+  out.resize(static_cast<size_t>(slot.bytes));
+  absl::Status s = GenerateInput(slot.spec, *slot.input, slot.shape, seed,
+                                 static_cast<int>(index), blob_root, out.data());
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("input '", slot.spec.name(), "': ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
+                                      const std::string& blob_root) {
+  std::vector<uint8_t> values, fresh;
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    Slot& slot = *slots_[i];
+    if (slot.input == nullptr || slot.spec.scalar() ||
+        slot.input->kind() != v1::WorkloadInput::RANDOM || slot.bytes == 0) {
+      continue;
+    }
+    absl::Status s = GenerateInto(slot, i, seed, blob_root, values);
+    if (s.ok()) s = GenerateInto(slot, i, perturb_seed, blob_root, fresh);
+    if (!s.ok()) return s;
+    // Whole storage units (bytes for sub-byte types, else elements). Few of them: a cache keyed
+    // by a fingerprint of k elements notices the change only with probability ~k*changed/units.
+    const int64_t unit = std::max<int64_t>(1, DTypeBits(slot.spec.dtype()) / 8);
+    const int64_t units = slot.bytes / unit;
+    const int64_t changed = std::min<int64_t>(16, 1 + units / 65536);
+    uint64_t state = perturb_seed ^ (0x9e3779b97f4a7c15ull * (i + 1));
+    for (int64_t k = 0; k < changed; ++k) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const int64_t u = static_cast<int64_t>((state >> 11) % static_cast<uint64_t>(units));
+      std::memcpy(values.data() + u * unit, fresh.data() + u * unit, static_cast<size_t>(unit));
+    }
+    if (slot.host) {
+      std::memcpy(Data(slot), values.data(), values.size());
+    } else if (absl::Status c = device_.CopyToDevice(Data(slot), values.data(), slot.bytes);
+               !c.ok()) {
+      return c;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before) {
@@ -220,21 +294,25 @@ absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before
   if (!after.ok()) return after.status();
   for (size_t i = 0; i < num_inputs_ && i < before.size(); ++i) {
     if ((*after)[i] != before[i]) {
-      return Rejected(absl::StrCat("input mutation: input '", slots_[i]->spec.name(),
-                                   "' was modified by the call"));
+      return Rejected(integrity::Reason(
+          integrity::kInputMutation,
+          absl::StrCat("input '", slots_[i]->spec.name(), "' was modified by the call")));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record) {
+absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
+                                     const std::string& prefix) {
   record->set_trial(trial);
   record->clear_outputs();
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     const Slot& slot = *slots_[i];
     absl::StatusOr<const void*> view = HostView(slot);
     if (!view.ok()) return view.status();
-    std::string path = WorkerOutputPath(dir, trial, slot.spec.name());
+    std::string path = prefix == "t" ? WorkerOutputPath(dir, trial, slot.spec.name())
+                                     : absl::StrCat(dir.empty() ? "." : dir, "/", prefix, trial,
+                                                    "_", slot.spec.name(), ".bin");
     absl::Status s = WriteFile(
         path, std::string_view(static_cast<const char*>(*view), static_cast<size_t>(slot.bytes)));
     if (!s.ok()) return s;

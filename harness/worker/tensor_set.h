@@ -6,6 +6,9 @@
 // stays poison. No memory is allocated or freed between the timed calls of a trial: a cudaFree
 // there changes the memory system's state (page mappings) in a way the official protocol never
 // does, and inflated the latency of large memory-bound kernels.
+//
+// Inputs the definition declares written in place (kiln:inplace-input:<name>) are not
+// checksummed; every other input is, on every call (integrity.input_mutation).
 #ifndef KILN_HARNESS_WORKER_TENSOR_SET_H_
 #define KILN_HARNESS_WORKER_TENSOR_SET_H_
 
@@ -43,11 +46,27 @@ class TensorSet {
   // (Device::ChecksumOnDevice), else Checksum64 of a host copy. Values compare only with values
   // from the same TensorSet.
   absl::StatusOr<std::vector<uint64_t>> InputChecksums();
-  // REJECTED "input mutation: input 'x' was modified by the call" when an input's checksum
-  // differs from `before`.
+  // REJECTED "integrity.input_mutation: input 'x' was modified by the call" when an input's
+  // checksum differs from `before`.
   absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before);
-  // Writes output o to <dir>/t<trial>_<name>.bin (raw bytes, row-major) and records it.
-  absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record);
+  // Checksums of the current outputs, definition order, computed like InputChecksums.
+  absl::StatusOr<std::vector<uint64_t>> OutputChecksums();
+  // The current bytes of every output (host copies), definition order.
+  absl::StatusOr<std::vector<std::string>> OutputBytes();
+  // Refills every random input in place (same buffers) with its trial-`seed` values except at a
+  // sparse pseudo-random subset of elements (about 1 in 32, at least one), which take the values
+  // of GenerateInput(perturb_seed): new values that a cache keyed by pointer, or by a
+  // fingerprint of a few elements, does not notice. Scalars and safetensors inputs keep their
+  // values.
+  absl::Status PerturbInputs(uint64_t seed, uint64_t perturb_seed, const std::string& blob_root);
+  // Writes output o to <dir>/<prefix><trial>_<name>.bin (raw bytes, row-major) and records it.
+  // Checked calls use prefix "t" (WorkerOutputPath), rechecks "r".
+  absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
+                            const std::string& prefix = "t");
+
+  int num_outputs() const { return static_cast<int>(slots_.size() - num_inputs_); }
+  const v1::TensorSpec& output_spec(int o) const { return slots_[num_inputs_ + o]->spec; }
+  int64_t output_elements(int o) const;
 
   const kiln_tensor* args() const { return args_.data(); }
   int32_t nargs() const { return static_cast<int32_t>(args_.size()); }
@@ -56,6 +75,7 @@ class TensorSet {
   struct Slot {
     v1::TensorSpec spec;
     const v1::WorkloadInput* input = nullptr;  // inputs only; null for an absent optional input
+    bool inplace = false;                      // inputs only: written by the call, not checksummed
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;  // elements, row-major
     int64_t bytes = 0;
@@ -71,6 +91,10 @@ class TensorSet {
                        const std::string& where);
   absl::Status AllocateSlot(Slot& slot);
   absl::Status Poison(Slot& slot);
+  // Checksums of slots [begin, end); slots without data get 0.
+  absl::StatusOr<std::vector<uint64_t>> Checksums(size_t begin, size_t end);
+  absl::Status GenerateInto(const Slot& slot, size_t index, uint64_t seed,
+                            const std::string& blob_root, std::vector<uint8_t>& out);
   // The slot's bytes readable from the host (copied into staging_ for device memory).
   absl::StatusOr<const void*> HostView(const Slot& slot);
   void* Data(const Slot& slot) const;

@@ -421,6 +421,7 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
   opts.timeout_s = launch.timeout_s;
   opts.max_address_space = launch.max_address_space;
   opts.child_fds = {request_read.get(), event_write.get()};
+  opts.sandbox = launch.sandbox;
   absl::StatusOr<Process> process = Process::Start(opts);
   // The child holds its own copies; ours would keep the request open and the events from ending.
   request_read.Close();

@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "harness/sandbox/sandbox_policy.h"
 #include "kiln/v1/worker.pb.h"
 
 namespace kiln {
@@ -20,6 +22,8 @@ struct WorkerLaunch {
   std::string log_path;         // worker stdout+stderr (candidate prints land here)
   double timeout_s = 300;       // whole worker, start to result
   int64_t max_address_space = 0;
+  // The sandbox the worker runs in (null: unconfined). Its writable folder is job_dir.
+  std::shared_ptr<const SandboxPolicy> sandbox;
 };
 
 // Framing of the pipe protocol: 4-byte little-endian length + serialized message.

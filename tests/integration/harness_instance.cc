@@ -23,10 +23,16 @@ Completed Kiln(const std::vector<std::string>& args, double timeout_s) {
   return Run(argv, timeout_s);
 }
 
-HarnessInstance::HarnessInstance(std::string data_dir) : data_dir_(std::move(data_dir)) {
-  child_.emplace(Child::Start({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir", data_dir_,
-                               "--quiet", "--worker-timeout-s", std::to_string(kWorkerTimeoutS)},
-                              logs_ / "stdout", logs_ / "stderr"));
+HarnessInstance::HarnessInstance(std::string data_dir)
+    : HarnessInstance(std::move(data_dir), std::vector<std::string>()) {}
+
+HarnessInstance::HarnessInstance(std::string data_dir, const std::vector<std::string>& extra_flags)
+    : data_dir_(std::move(data_dir)) {
+  std::vector<std::string> argv{HarnessBinary(), "--listen",   "127.0.0.1:0",
+                                "--data-dir",    data_dir_,    "--quiet",
+                                "--worker-timeout-s", std::to_string(kWorkerTimeoutS)};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  child_.emplace(Child::Start(argv, logs_ / "stdout", logs_ / "stderr"));
   static const std::regex kListening("kiln-harness listening on (\\S+)");
   double deadline = NowSeconds() + 60;
   while (address_.empty()) {

@@ -30,6 +30,8 @@ class HarnessInstance {
   // --worker-timeout-s 5 and waits for its "kiln-harness listening on HOST:PORT" line.
   // Fails the current test when it does not come up.
   explicit HarnessInstance(std::string data_dir);
+  // The same, with `extra_flags` appended to kiln-harness's command line (later flags win).
+  HarnessInstance(std::string data_dir, const std::vector<std::string>& extra_flags);
   ~HarnessInstance();
 
   const std::string& address() const { return address_; }

@@ -191,6 +191,21 @@ absl::Status CudaDevice::CopyToDevice(void* dst, const void* src, int64_t bytes)
   return Check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
+absl::Status CudaDevice::SynchronizeStream() {
+  if (!failure_.ok()) return failure_;
+  return Check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+absl::Status CudaDevice::CopyOnDevice(void* dst, const void* src, int64_t bytes) {
+  if (!failure_.ok()) return failure_;
+  if (bytes <= 0) return absl::OkStatus();
+  absl::Status s = Check(
+      rt_.MemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, stream_),
+      "cudaMemcpyAsync(device to device)");
+  if (!s.ok()) return s;
+  return Check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
 absl::Status CudaDevice::CopyToHost(void* dst, const void* src, int64_t bytes) {
   if (!failure_.ok()) return failure_;
   if (bytes <= 0) return absl::OkStatus();

@@ -46,6 +46,8 @@ class CudaDevice final : public Device {
   absl::StatusOr<void*> Allocate(int64_t bytes) override;
   void Free(void* ptr) override;
   absl::Status CopyToDevice(void* dst, const void* src, int64_t bytes) override;
+  absl::Status CopyOnDevice(void* dst, const void* src, int64_t bytes) override;
+  absl::Status SynchronizeStream() override;
   absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) override;
   absl::Status Fill(void* dst, uint8_t value, int64_t bytes) override;
   // Waits for all work on the device (a solution may use streams of its own; outputs are read

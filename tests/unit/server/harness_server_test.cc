@@ -34,7 +34,9 @@ TEST_CASE("Start refuses a backend this node does not have") {
   auto server = HarnessServer::Start(options);
   REQUIRE(!server.ok());
   CHECK(server.status().code() == absl::StatusCode::kFailedPrecondition);
-  CHECK(server.status().message() == "backend 'level_zero' is not available on this node");
+  // The reason follows: on nodes without a driver, what Level Zero itself said.
+  CHECK_THAT(std::string(server.status().message()),
+             Catch::StartsWith("backend 'level_zero' is not available on this node: "));
 }
 
 TEST_CASE("Start refuses a data dir that cannot be created") {

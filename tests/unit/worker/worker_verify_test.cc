@@ -112,7 +112,7 @@ TEST_CASE("a solution that mutates an input is rejected naming the input") {
   v1::Definition def = VectorAddDefinition();
   v1::WorkerResult result = job.Run(job.Request(def, RandomWorkload(def, 128), "mutate_b"));
   CHECK(result.status() == v1::REJECTED);
-  CHECK(result.error() == "input mutation: input 'b' was modified by the call");
+  CHECK(result.error() == "integrity.input_mutation: input 'b' was modified by the call");
 }
 
 TEST_CASE("a non-zero return code is a runtime error") {

@@ -1,0 +1,47 @@
+#include "client/rejection_advice.h"
+
+#include <map>
+
+#include "harness/verify/integrity_policy.h"
+
+namespace kiln::cli {
+
+std::string RejectionAdvice(const std::string& reason) {
+  static const std::map<std::string, std::string> kAdvice = {
+      {integrity::kUnwrittenOutput,
+       "Write every element of every output on every call: kiln fills outputs with NaN/0xA5 "
+       "before each call and the element named was left untouched."},
+      {integrity::kInputMutation,
+       "Treat inputs as read-only: copy an input to scratch memory you allocate before changing "
+       "it (kiln checksums inputs around every call)."},
+      {integrity::kStaleOutput,
+       "Compute the outputs on every call: the timed calls must produce exactly what the first "
+       "call produced on the same inputs, so do not skip work, cache results or branch on a call "
+       "counter."},
+      {integrity::kOutputCaching,
+       "Do not cache results by pointer, call count or a fingerprint of a few input elements: "
+       "kiln changes a few values in the same input buffers and your outputs did not follow."},
+      {integrity::kWorkAfterReturn,
+       "Finish all work before the entry point returns: join or block every host thread you "
+       "start and enqueue all device work on ctx->stream (or make ctx->stream wait for it)."},
+      {integrity::kFasterThanMemory,
+       "The reported latency is below what moving the workload's bytes at this device's peak "
+       "bandwidth takes, so the timed calls cannot have done the work: compute the result inside "
+       "the call instead of replaying or deferring it."},
+      {integrity::kDegenerateDefinition,
+       "Not a fault of the solution: zeros or a constant pass this definition's tolerances, so "
+       "ask the definition's owner to tighten atol/rtol or use inputs with larger outputs."},
+      {integrity::kForbiddenSymbol,
+       "Remove the named call (vendor libraries, dlopen/dlsym, kiln internals, mprotect/ptrace) "
+       "or ask for a definition that allows it with a kiln:allow-library:<name> tag."},
+      {integrity::kNondeterministic,
+       "Make the kernel deterministic (no float atomics or races whose order changes the result) "
+       "or ask for the definition to carry the kiln:nondeterministic tag."},
+      {integrity::kOutputFile,
+       "Do not touch kiln's files: the worker writes the outputs itself, inside the job folder."},
+  };
+  auto it = kAdvice.find(integrity::CheckOfReason(reason));
+  return it == kAdvice.end() ? "" : it->second;
+}
+
+}  // namespace kiln::cli

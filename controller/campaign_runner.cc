@@ -1,0 +1,259 @@
+#include "controller/campaign_runner.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/agents/workspace.h"
+#include "controller/campaign_view.h"
+#include "controller/promotion.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::controller {
+
+CampaignRunner::CampaignRunner(CampaignArchive& archive, HarnessPool& pool, CampaignSpec spec,
+                               CampaignRow row, std::string workspace_root, EventListener listener)
+    : archive_(archive),
+      pool_(pool),
+      spec_(std::move(spec)),
+      row_(std::move(row)),
+      state_(StateFromJson(row_.state_json)),
+      workspace_root_(std::move(workspace_root)),
+      listener_(std::move(listener)),
+      evaluator_(archive, pool, spec_, row_.id, stop_) {
+  for (const AgentSpec& a : spec_.agents) agents_.push_back(MakeAgent(a, spec_));
+}
+
+void CampaignRunner::Event(const std::string& kind, const std::string& message) {
+  (void)archive_.AddEvent(row_.id, kind, message);
+  if (listener_) listener_(row_.id);
+}
+
+bool CampaignRunner::Save() {
+  row_.state_json = StateToJson(state_);
+  return archive_.SaveCampaign(row_).ok();
+}
+
+void CampaignRunner::End(const std::string& status, const std::string& reason) {
+  row_.status = status;
+  row_.reason = reason;
+  row_.finished_unix_ms = NowUnixMs();
+  Save();
+  Event("ended", absl::StrCat(status, ": ", reason));
+}
+
+std::string CampaignRunner::BudgetExhausted() {
+  absl::StatusOr<v1::BudgetUsage> usage = ComputeUsage(archive_, row_);
+  if (!usage.ok()) return "";
+  const BudgetSpec& b = spec_.budget;
+  if (b.max_candidates > 0 && usage->candidates() >= b.max_candidates) {
+    return absl::StrCat("max_candidates (", usage->candidates(), ")");
+  }
+  if (b.max_rounds > 0 && state_.round >= b.max_rounds) {
+    return absl::StrCat("max_rounds (", state_.round, ")");
+  }
+  if (b.wall_clock_s > 0 && usage->wall_clock_s() >= b.wall_clock_s) {
+    return absl::StrFormat("wall_clock_s (%.0f s)", usage->wall_clock_s());
+  }
+  if (b.max_cost_usd > 0 && usage->cost_usd() >= b.max_cost_usd) {
+    return absl::StrFormat("max_cost_usd (%.4f USD)", usage->cost_usd());
+  }
+  if (b.max_gpu_seconds > 0 && usage->gpu_seconds() >= b.max_gpu_seconds) {
+    return absl::StrFormat("max_gpu_seconds (%.1f s)", usage->gpu_seconds());
+  }
+  return "";
+}
+
+bool CampaignRunner::RegisterDefinition() {
+  if (!spec_.definition_from_file) return true;
+  while (!stop_.load()) {
+    absl::Status s = pool_.RegisterDefinition(spec_.definition, spec_.workloads);
+    if (s.ok()) return true;
+    Event("waiting", absl::StrCat("registering the definition: ", s.message()));
+    for (int i = 0; i < 20 && !stop_.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return false;
+}
+
+bool CampaignRunner::Baseline() {
+  if (state_.baseline_done) return true;
+  if (spec_.baseline_is_reference) {
+    state_.baseline_done = true;
+    Event("baseline", "baseline is the definition's reference (timed with the first candidate)");
+    return Save();
+  }
+  const std::string hash = ContentHash(spec_.baseline);
+  CandidateRow candidate;
+  candidate.campaign_id = row_.id;
+  candidate.hash = hash;
+  candidate.agent = "baseline";
+  candidate.solution_json = SolutionToJson(spec_.baseline, -1);
+  (void)archive_.AddCandidate(candidate);
+  Event("evaluation", absl::StrCat("evaluating baseline ", spec_.baseline.name()));
+  absl::StatusOr<Json> summary = evaluator_.Evaluate(hash, spec_.baseline, "baseline", 0);
+  if (!summary.ok()) {
+    if (stop_.load()) return false;
+    End("failed", absl::StrCat("baseline could not be evaluated: ", summary.status().message()));
+    return false;
+  }
+  candidate.state = "evaluated";
+  candidate.status = summary->value("status", "");
+  candidate.mean_latency_ms = summary->value("mean_latency_ms", 0.0);
+  (void)archive_.UpdateCandidate(candidate);
+  if (AllPassed(*summary)) {
+    state_.have_correct = true;
+    state_.incumbent_hash = hash;
+    state_.incumbent_solution_json = candidate.solution_json;
+    state_.incumbent_agent = "baseline";
+    state_.incumbent_latency_ms = candidate.mean_latency_ms;
+    state_.incumbent_noise = summary->value("relative_noise", 0.0);
+    state_.incumbent_summary = *summary;
+    state_.baseline_latency_ms = candidate.mean_latency_ms;
+    row_.baseline_latency_ms = candidate.mean_latency_ms;
+    row_.best_latency_ms = candidate.mean_latency_ms;
+    row_.incumbent_hash = hash;
+    Event("baseline", absl::StrFormat("baseline %s: %.6f ms", spec_.baseline.name(),
+                                      candidate.mean_latency_ms));
+  } else {
+    summary->emplace("hash", hash);
+    state_.last_failure = *summary;
+    Event("baseline", absl::StrCat("baseline ", spec_.baseline.name(), " is ", candidate.status,
+                                   "; the reference is the incumbent"));
+  }
+  state_.baseline_done = true;
+  return Save();
+}
+
+AgentRequest CampaignRunner::BuildRequest(std::string* evidence) {
+  AgentRequest request;
+  request.campaign_id = row_.id;
+  request.round = state_.round;
+  request.pass = state_.pass;
+  request.prompt = kWorkspacePrompt;
+  if (!state_.incumbent_solution_json.empty()) {
+    absl::StatusOr<v1::Solution> inc = ParseSolutionJson(state_.incumbent_solution_json);
+    if (inc.ok()) request.incumbent = *inc;
+  }
+  request.incumbent_params_json = state_.incumbent_params;
+  if (state_.pass == "optimization") {
+    request.direction = ChooseDirection(state_.incumbent_summary, state_.history);
+    *evidence = EvidenceMarkdown(state_.incumbent_summary, state_.history);
+  } else if (!state_.last_failure.empty()) {
+    request.feedback = FunctionalFeedback(state_.last_failure);
+    // A repair starts from the candidate that failed.
+    absl::StatusOr<std::optional<CandidateRow>> failed =
+        archive_.GetCandidate(row_.id, state_.last_failure.value("hash", ""));
+    if (failed.ok() && failed->has_value()) {
+      absl::StatusOr<v1::Solution> s = ParseSolutionJson((*failed)->solution_json);
+      if (s.ok()) request.incumbent = *s;
+    }
+  }
+  // Never ask for more candidates than the budget has left.
+  int n = spec_.parallel;
+  absl::StatusOr<v1::BudgetUsage> usage = ComputeUsage(archive_, row_);
+  if (spec_.budget.max_candidates > 0 && usage.ok()) {
+    n = std::min(n, spec_.budget.max_candidates - usage->candidates());
+  }
+  request.max_candidates = std::max(n, 1);
+  request.seen = [this](const std::string& hash) {
+    absl::StatusOr<std::optional<CandidateRow>> c = archive_.GetCandidate(row_.id, hash);
+    return c.ok() && c->has_value();
+  };
+  return request;
+}
+
+int CampaignRunner::RecordCandidates(const AgentRequest& request, const AgentResponse& response,
+                                     int* duplicates) {
+  int fresh = 0;
+  for (const AgentCandidate& c : response.candidates) {
+    const std::string hash = ContentHash(c.solution);
+    if (request.seen(hash)) {
+      ++*duplicates;
+      Event("duplicate", absl::StrCat(c.solution.name(), " is a duplicate of ", hash.substr(0, 12),
+                                      "; not evaluated"));
+      continue;
+    }
+    CandidateRow row;
+    row.campaign_id = row_.id;
+    row.hash = hash;
+    row.request_id = request.request_id;
+    row.round = state_.round;
+    row.agent = spec_.agents[state_.agent_index].name;
+    row.params_json = c.params_json;
+    row.solution_json = SolutionToJson(c.solution, -1);
+    (void)archive_.AddCandidate(row);
+    ++fresh;
+  }
+  return fresh;
+}
+
+bool CampaignRunner::NextRound() {
+  const AgentSpec& agent_spec = spec_.agents[state_.agent_index];
+  ++state_.round;
+  state_.pass = state_.have_correct ? "optimization" : "functional";
+  std::string evidence;
+  AgentRequest request = BuildRequest(&evidence);
+  (void)archive_.StartRound(row_.id, state_.round, state_.pass, agent_spec.name, request.direction,
+                            state_.incumbent_summary.dump());
+  RequestRow req;
+  req.campaign_id = row_.id;
+  req.round = state_.round;
+  req.agent = agent_spec.name;
+  req.pass = state_.pass;
+  req.prompt = state_.pass == "optimization" ? request.direction : request.feedback;
+  absl::StatusOr<int64_t> id = archive_.AddRequest(req);
+  if (!id.ok()) {
+    End("failed", absl::StrCat("archive: ", id.status().message()));
+    return false;
+  }
+  req.id = request.request_id = *id;
+  request.workspace = absl::StrCat(workspace_root_, "/", row_.id, "/request-", *id);
+  absl::StatusOr<std::string> task = PrepareWorkspace(spec_, request, evidence);
+  // From here a restart resumes this request instead of sending another.
+  state_.open_request = *id;
+  state_.open_direction = request.direction;
+  Save();
+  Event("request", absl::StrCat("round ", state_.round, " ", state_.pass, " -> ", agent_spec.name,
+                                request.direction.empty() ? "" : ": ", request.direction));
+  AgentResponse response;
+  if (task.ok()) {
+    response = agents_[state_.agent_index]->Generate(request);
+  } else {
+    response.error = std::string(task.status().message());
+  }
+  int duplicates = 0;
+  int fresh = RecordCandidates(request, response, &duplicates);
+  req.state = response.error.empty() ? "answered" : "failed";
+  req.response = response.transcript.substr(0, 16000);
+  req.error = response.error;
+  req.cost_usd = response.cost_usd;
+  req.turns = response.turns;
+  req.candidate_count = static_cast<int>(response.candidates.size());
+  (void)archive_.FinishRequest(req);
+  state_.duplicates += duplicates;
+  if (!response.error.empty()) Event("agent_error", response.error);
+  return ProcessRequest(*id, response.exhausted, fresh == 0 && duplicates > 0);
+}
+
+void CampaignRunner::Run() {
+  Event(state_.round == 0 && !state_.baseline_done ? "started" : "resumed",
+        absl::StrCat("campaign ", row_.name, " on ", spec_.definition_name));
+  if (!RegisterDefinition() || !Baseline()) return;
+  if (state_.open_request != 0 && !ProcessRequest(state_.open_request, false, false)) return;
+  while (row_.status == "running") {
+    if (cancelled_.load()) return End("cancelled", "cancelled by request");
+    if (stop_.load()) return;
+    if (std::string reason = BudgetExhausted(); !reason.empty()) {
+      return End("completed", absl::StrCat("budget: ", reason));
+    }
+    if (!NextRound()) {
+      if (cancelled_.load() && row_.status == "running") End("cancelled", "cancelled by request");
+      return;
+    }
+  }
+}
+
+}  // namespace kiln::controller

@@ -1,0 +1,101 @@
+#include "controller/candidate_evaluator.h"
+
+#include "absl/strings/str_cat.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::controller {
+
+Json CandidateEvaluator::Summarize(const HarnessRun& run) {
+  Json summary = SummarizeRun(run.run, spec_.definition, spec_.target.peak_bandwidth_gbps);
+  summary["harness"] = run.harness;
+  // Reference latency of the same run: the baseline when the baseline is the reference.
+  double ref_sum = 0;
+  int ref_count = 0;
+  for (const auto& w : summary["workloads"]) {
+    if (w.contains("reference_latency_ms") && w["reference_latency_ms"].get<double>() > 0) {
+      ref_sum += w["reference_latency_ms"].get<double>();
+      ++ref_count;
+    }
+  }
+  summary["mean_reference_latency_ms"] = ref_count > 0 ? ref_sum / ref_count : 0.0;
+  for (const v1::ArtifactRef& a : run.run.artifacts()) {
+    if (a.kind() != "resource_usage") continue;
+    absl::StatusOr<std::string> kernels = pool_.GetArtifact(run.harness, a.sha256());
+    if (kernels.ok()) AttachResources(*kernels, &summary);
+  }
+  return summary;
+}
+
+absl::StatusOr<HarnessRun> CandidateEvaluator::Run(const v1::Solution& solution,
+                                                   EvaluationRow* row) {
+  // Admitted before a restart: follow that run rather than evaluating again.
+  if (!row->run_id.empty() && !row->harness.empty()) {
+    absl::StatusOr<v1::Run> run = pool_.AwaitRun(row->harness, row->run_id, stop_);
+    if (run.ok() && run->status() != v1::INTERRUPTED) return HarnessRun{row->harness, *run};
+    if (stop_.load()) return absl::CancelledError("stopped");
+  }
+  v1::EvaluateRequest request;
+  request.set_definition(spec_.definition_name);
+  *request.mutable_solution() = solution;
+  for (const v1::Workload& w : spec_.workloads) *request.add_workloads() = w;
+  request.set_mode(spec_.target.mode);
+  request.set_backend(spec_.target.backend);
+  ++row->attempts;
+  auto on_admitted = [this, row](const std::string& harness, const std::string& run_id) {
+    row->harness = harness;
+    row->run_id = run_id;
+    (void)archive_.PutEvaluation(*row);
+  };
+  return pool_.Evaluate(request, spec_.target.backend, on_admitted, stop_);
+}
+
+absl::StatusOr<Json> CandidateEvaluator::Evaluate(const std::string& hash,
+                                                  const v1::Solution& solution,
+                                                  const std::string& purpose, int round) {
+  absl::StatusOr<std::optional<EvaluationRow>> existing =
+      archive_.GetEvaluation(id_, hash, purpose);
+  if (!existing.ok()) return existing.status();
+  EvaluationRow row;
+  if (existing->has_value()) {
+    row = **existing;
+    if (Done(row)) {
+      Json recorded = Json::parse(row.result_json, nullptr, false);
+      if (recorded.is_object()) return recorded;
+      return Json{{"status", row.status}, {"workloads", Json::array()}};
+    }
+  } else {
+    row.campaign_id = id_;
+    row.candidate_hash = hash;
+    row.purpose = purpose;
+    row.round = round;
+    if (absl::Status s = archive_.PutEvaluation(row); !s.ok()) return s;
+  }
+  absl::StatusOr<HarnessRun> run = Run(solution, &row);
+  if (!run.ok()) {
+    if (run.status().code() == absl::StatusCode::kCancelled || stop_.load()) {
+      return absl::CancelledError("stopped");
+    }
+    row.state = "failed";
+    row.status = "UNAVAILABLE";
+    row.result_json = Json{
+        {"status", "UNAVAILABLE"},
+        {"reason", std::string(run.status().message())},
+        {"workloads", Json::array()},
+        {"mean_latency_ms",
+         0.0}}.dump();
+    (void)archive_.PutEvaluation(row);
+    return run.status();
+  }
+  Json summary = Summarize(*run);
+  row.harness = run->harness;
+  row.run_id = run->run.run_id();
+  row.state = "done";
+  row.status = summary.value("status", "");
+  row.mean_latency_ms = summary.value("mean_latency_ms", 0.0);
+  row.gpu_seconds = GpuSeconds(run->run);
+  row.result_json = summary.dump();
+  if (absl::Status s = archive_.PutEvaluation(row); !s.ok()) return s;
+  return summary;
+}
+
+}  // namespace kiln::controller

@@ -1,0 +1,48 @@
+// Evaluates one candidate of a campaign on the harness pool, exactly once per (hash, purpose):
+// a recorded result is reused, a run admitted before a controller restart is followed to its end
+// on the harness that has it, anything else is evaluated afresh. The harness and run id are
+// recorded as soon as a harness admits the run.
+#ifndef KILN_CONTROLLER_CANDIDATE_EVALUATOR_H_
+#define KILN_CONTROLLER_CANDIDATE_EVALUATOR_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "controller/campaign_archive.h"
+#include "controller/evidence.h"
+#include "controller/harness_pool.h"
+#include "controller/spec/campaign_spec.h"
+
+namespace kiln::controller {
+
+class CandidateEvaluator {
+ public:
+  CandidateEvaluator(CampaignArchive& archive, HarnessPool& pool, const CampaignSpec& spec,
+                     std::string campaign_id, const std::atomic<bool>& stop)
+      : archive_(archive), pool_(pool), spec_(spec), id_(std::move(campaign_id)), stop_(stop) {}
+
+  // The SummarizeRun of the evaluation (`purpose`: first | confirm | baseline). CANCELLED when
+  // stopped; other errors when no harness could run it (recorded as a failed evaluation).
+  absl::StatusOr<Json> Evaluate(const std::string& hash, const v1::Solution& solution,
+                                const std::string& purpose, int round);
+
+  // A recorded evaluation that is final (never evaluated again).
+  static bool Done(const EvaluationRow& row) {
+    return row.state == "done" || row.state == "failed";
+  }
+
+ private:
+  absl::StatusOr<HarnessRun> Run(const v1::Solution& solution, EvaluationRow* row);
+  Json Summarize(const HarnessRun& run);
+
+  CampaignArchive& archive_;
+  HarnessPool& pool_;
+  const CampaignSpec& spec_;
+  std::string id_;
+  const std::atomic<bool>& stop_;
+};
+
+}  // namespace kiln::controller
+
+#endif  // KILN_CONTROLLER_CANDIDATE_EVALUATOR_H_

@@ -1,0 +1,261 @@
+#include "controller/controller_service.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/campaign_view.h"
+#include "controller/loop_state.h"
+#include "harness/model/json_interop.h"
+
+namespace kiln::controller {
+
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+std::string NewCampaignId() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
+  return absl::StrFormat("c%s-%06x", absl::StrFormat("%d", NowUnixMs() / 1000),
+                         static_cast<unsigned>(rng() & 0xffffff));
+}
+
+absl::StatusOr<CampaignSpec> SpecOf(const CampaignRow& row) {
+  std::map<std::string, std::string> files;
+  nlohmann::json parsed = nlohmann::json::parse(row.spec_files_json, nullptr, false);
+  if (parsed.is_object()) {
+    for (const auto& [k, v] : parsed.items()) files[k] = v.get<std::string>();
+  }
+  MapCampaignFiles shipped(std::move(files));
+  return ParseCampaignSpec(row.spec_yaml, shipped);
+}
+
+}  // namespace
+
+ControllerService::ControllerService(CampaignArchive& archive, HarnessPool& pool,
+                                     std::string data_dir)
+    : archive_(archive), pool_(pool), data_dir_(std::move(data_dir)) {}
+
+ControllerService::~ControllerService() { Shutdown(); }
+
+void ControllerService::Notify(const std::string&) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+void ControllerService::Launch(CampaignSpec spec, CampaignRow row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_) return;
+  const std::string id = row.id;
+  auto runner = std::make_unique<CampaignRunner>(
+      archive_, pool_, std::move(spec), std::move(row), data_dir_ + "/workspaces",
+      [this](const std::string& campaign) { Notify(campaign); });
+  CampaignRunner* raw = runner.get();
+  runners_[id] = std::move(runner);
+  threads_[id] = std::thread([this, raw] {
+    raw->Run();
+    Notify("");
+  });
+}
+
+int ControllerService::ResumeAll() {
+  absl::StatusOr<std::vector<std::string>> ids = archive_.RunningCampaignIds();
+  if (!ids.ok()) return 0;
+  int resumed = 0;
+  for (const std::string& id : *ids) {
+    absl::StatusOr<CampaignRow> row = Load(id);
+    if (!row.ok()) continue;
+    absl::StatusOr<CampaignSpec> spec = SpecOf(*row);
+    if (!spec.ok()) {
+      row->status = "failed";
+      row->reason = absl::StrCat("campaign file no longer valid: ", spec.status().message());
+      row->finished_unix_ms = NowUnixMs();
+      (void)archive_.SaveCampaign(*row);
+      continue;
+    }
+    Launch(*std::move(spec), *std::move(row));
+    ++resumed;
+  }
+  return resumed;
+}
+
+void ControllerService::Shutdown() {
+  std::map<std::string, std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    for (auto& [id, runner] : runners_) runner->Stop();
+    threads.swap(threads_);
+  }
+  for (auto& [id, t] : threads) {
+    if (t.joinable()) t.join();
+  }
+  changed_.notify_all();
+}
+
+absl::StatusOr<CampaignRow> ControllerService::Load(const std::string& id) {
+  absl::StatusOr<std::optional<CampaignRow>> row = archive_.GetCampaign(id);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return absl::NotFoundError(absl::StrCat("no campaign '", id, "'"));
+  return **row;
+}
+
+grpc::Status ControllerService::StartCampaign(grpc::ServerContext*,
+                                              const v1::StartCampaignRequest* request,
+                                              v1::Campaign* response) {
+  std::map<std::string, std::string> files;
+  nlohmann::json files_json = nlohmann::json::object();
+  for (const v1::CampaignFile& f : request->files()) {
+    files[f.path()] = f.content();
+    files_json[f.path()] = f.content();
+  }
+  MapCampaignFiles shipped(files);
+  absl::StatusOr<CampaignSpec> spec = ParseCampaignSpec(request->spec_yaml(), shipped);
+  if (!spec.ok()) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat(request->spec_name().empty() ? "campaign" : request->spec_name(), ": ",
+                     spec.status().message()));
+  }
+  CampaignRow row;
+  row.id = NewCampaignId();
+  row.name = spec->name;
+  row.definition = spec->definition_name;
+  row.spec_yaml = request->spec_yaml();
+  row.spec_files_json = files_json.dump();
+  row.created_unix_ms = NowUnixMs();
+  if (absl::Status s = archive_.CreateCampaign(row); !s.ok()) return ToGrpc(s);
+  absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
+  if (!view.ok()) return ToGrpc(view.status());
+  *response = *view;
+  Launch(*std::move(spec), std::move(row));
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::GetCampaign(grpc::ServerContext*,
+                                            const v1::GetCampaignRequest* request,
+                                            v1::Campaign* response) {
+  absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+  if (!row.ok()) return ToGrpc(row.status());
+  absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
+  if (!view.ok()) return ToGrpc(view.status());
+  *response = *view;
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::ListCampaigns(grpc::ServerContext*,
+                                              const v1::ListCampaignsRequest* request,
+                                              v1::ListCampaignsResponse* response) {
+  int limit = request->limit() > 0 ? std::min(request->limit(), 1000) : 50;
+  absl::StatusOr<std::vector<CampaignRow>> rows = archive_.ListCampaigns(limit);
+  if (!rows.ok()) return ToGrpc(rows.status());
+  for (const CampaignRow& row : *rows) {
+    absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
+    if (!view.ok()) return ToGrpc(view.status());
+    *response->add_campaigns() = *view;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
+                                              const v1::WatchCampaignRequest* request,
+                                              grpc::ServerWriter<v1::CampaignEvent>* writer) {
+  int64_t seq = request->after_seq();
+  while (!context->IsCancelled()) {
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      generation = generation_;
+    }
+    absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+    if (!row.ok()) return ToGrpc(row.status());
+    absl::StatusOr<std::vector<EventRow>> events = archive_.EventsAfter(row->id, seq);
+    if (!events.ok()) return ToGrpc(events.status());
+    if (!events->empty()) {
+      absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
+      if (!view.ok()) return ToGrpc(view.status());
+      for (const EventRow& e : *events) {
+        v1::CampaignEvent event;
+        event.set_seq(e.seq);
+        event.set_unix_ms(e.unix_ms);
+        event.set_kind(e.kind);
+        event.set_message(e.message);
+        *event.mutable_campaign() = *view;
+        if (!writer->Write(event)) return grpc::Status::OK;
+        seq = e.seq;
+      }
+      continue;
+    }
+    if (row->status != "running") return grpc::Status::OK;
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, std::chrono::milliseconds(500),
+                      [&] { return generation_ != generation || shutting_down_; });
+    if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "controller stopping");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::CancelCampaign(grpc::ServerContext*,
+                                               const v1::CancelCampaignRequest* request,
+                                               v1::Campaign* response) {
+  absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+  if (!row.ok()) return ToGrpc(row.status());
+  std::thread thread;
+  if (row->status == "running") {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = runners_.find(row->id);
+    if (it != runners_.end()) {
+      it->second->Cancel();
+      thread = std::move(threads_[row->id]);
+      threads_.erase(row->id);
+    }
+  }
+  if (thread.joinable()) thread.join();
+  row = Load(request->campaign_id());
+  if (!row.ok()) return ToGrpc(row.status());
+  if (row->status == "running") {  // no runner had it (should not happen): end it here
+    row->status = "cancelled";
+    row->reason = "cancelled by request";
+    row->finished_unix_ms = NowUnixMs();
+    (void)archive_.SaveCampaign(*row);
+    (void)archive_.AddEvent(row->id, "ended", "cancelled: cancelled by request");
+    Notify(row->id);
+  }
+  absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
+  if (!view.ok()) return ToGrpc(view.status());
+  *response = *view;
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::ExportCampaign(grpc::ServerContext*,
+                                               const v1::ExportCampaignRequest* request,
+                                               v1::ExportCampaignResponse* response) {
+  absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+  if (!row.ok()) return ToGrpc(row.status());
+  if (row->incumbent_hash.empty()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("campaign ", row->id,
+                                     " has no retained solution: the incumbent is the "
+                                     "definition's reference"));
+  }
+  absl::StatusOr<std::optional<CandidateRow>> c =
+      archive_.GetCandidate(row->id, row->incumbent_hash);
+  if (!c.ok()) return ToGrpc(c.status());
+  if (!c->has_value()) return grpc::Status(grpc::StatusCode::INTERNAL, "incumbent not archived");
+  absl::StatusOr<v1::Solution> s = ParseSolutionJson((*c)->solution_json);
+  if (!s.ok()) return ToGrpc(s.status());
+  response->set_solution_json(SolutionToJson(*s, 2));
+  return grpc::Status::OK;
+}
+
+}  // namespace kiln::controller

@@ -1,0 +1,32 @@
+// The seccomp filter of every sandboxed child (compilers, workers): everything a compiler, the
+// CUDA runtime or a kernel needs is allowed; system calls that reach other processes, the kernel's
+// configuration or the network fail with EPERM (sockets of any family but AF_UNIX with
+// EAFNOSUPPORT). Blocked: ptrace, process_vm_readv/writev, mount and the new mount API,
+// pivot_root, chroot, unshare, setns, namespace flags to clone, clone3 (ENOSYS, so that libc
+// falls back to clone, whose flags the filter can see), keyctl/add_key/request_key, bpf,
+// perf_event_open, userfaultfd, io_uring, kexec, reboot, module loading, swap, clock setting,
+// acct, quotactl, syslog, open_by_handle_at, iopl/ioperm, personality changes.
+#ifndef KILN_HARNESS_SANDBOX_SECCOMP_FILTER_H_
+#define KILN_HARNESS_SANDBOX_SECCOMP_FILTER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace kiln {
+
+// The filter as a BPF program (the bytes of a struct sock_filter array, as bwrap --seccomp
+// reads it), for this machine's architecture.
+absl::StatusOr<std::string> BuildSeccompProgram();
+
+// Names of the system calls the filter refuses (for --check and the docs).
+std::vector<std::string> BlockedSyscallNames();
+
+// A sealed, read-only memfd holding `program`, positioned at 0; the caller owns it. bwrap reads
+// the program from it.
+absl::StatusOr<int> SeccompProgramFd(const std::string& program);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_SANDBOX_SECCOMP_FILTER_H_

@@ -1,0 +1,111 @@
+#include "harness/worker/helper_threads.h"
+
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "harness/verify/integrity_policy.h"
+#include "harness/worker/failure.h"
+
+namespace kiln {
+namespace {
+
+int64_t ClockNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// True when some thread other than the caller is running or runnable.
+bool OthersRunning() {
+  const long self = syscall(SYS_gettid);
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return false;
+  bool running = false;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
+    std::string path = absl::StrCat("/proc/self/task/", entry->d_name, "/stat");
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) continue;  // exited meanwhile
+    char line[512] = {};
+    size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+    std::fclose(f);
+    // "tid (comm) S ...": the state follows the last ')' (comm may contain one).
+    std::string text(line, n);
+    size_t close = text.rfind(')');
+    if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') {
+      running = true;
+      break;
+    }
+  }
+  closedir(dir);
+  return running;
+}
+
+}  // namespace
+
+int HelperThreads::CountThreads() {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return 1;
+  int count = 0;
+  while (dirent* entry = readdir(dir)) count += entry->d_name[0] != '.';
+  closedir(dir);
+  return count;
+}
+
+void HelperThreads::StartAfterOwnThreads() {
+  // A joined thread's CPU time reaches the process clock only when the kernel has released it,
+  // which can be after the join returned: wait until the other threads' total stops moving.
+  int64_t others = ClockNs(CLOCK_PROCESS_CPUTIME_ID) - ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    int64_t now = ClockNs(CLOCK_PROCESS_CPUTIME_ID) - ClockNs(CLOCK_THREAD_CPUTIME_ID);
+    if (now == others) break;
+    others = now;
+  }
+  StartWindow();
+}
+
+void HelperThreads::StartWindow() {
+  threads_at_start_ = CountThreads();
+  process_ns_ = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  thread_ns_ = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+}
+
+absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what) {
+  // Let honest pool threads finish their barrier and block; a thread still busy after this has
+  // its time counted anyway.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  while (OthersRunning() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  const int64_t others_ns = (ClockNs(CLOCK_PROCESS_CPUTIME_ID) - process_ns_) -
+                            (ClockNs(CLOCK_THREAD_CPUTIME_ID) - thread_ns_);
+  const int threads_before = threads_at_start_;
+  const int threads_after = CountThreads();
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Threads that exited during the window are not seen; any thread may have run on any other
+  // core for the whole call.
+  const int helpers = cores - 1;
+  const double others_ms = static_cast<double>(others_ns) / 1e6;
+  const double budget_ms = helpers * std::max(call_ms, 0.0) + allowance_ms_;
+  StartWindow();
+  if (others_ms <= budget_ms) return absl::OkStatus();
+  return Rejected(integrity::Reason(
+      integrity::kWorkAfterReturn,
+      absl::StrFormat("other host threads used %.3f ms of CPU around %s, which itself took %.3f "
+                      "ms (%d threads before, %d after): work ran outside the timed call",
+                      others_ms, what, call_ms, threads_before, threads_after)));
+}
+
+}  // namespace kiln

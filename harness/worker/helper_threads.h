@@ -1,0 +1,53 @@
+// Work a solution leaves to other host threads of the worker (integrity.work_after_return).
+//
+// The timer measures the calling thread from the call to its return (and, on a GPU, until the
+// device is idle). Work a solution hands to another host thread escapes that window when it runs
+// after the return, or before the call (during the untimed cache flush, say). The worker's CPU
+// clocks see it either way: the CPU time of all threads but the calling one, over a window that
+// covers one call, cannot exceed what those threads could have spent inside the call (other
+// cores x call time) plus a small allowance for the runtime's own threads. Threads that exited count too
+// (the process clock keeps their time). Honest thread pools pass as long as their threads block
+// when idle (the worker asks OpenMP for passive waiting).
+//
+//   HelperThreads helpers;
+//   helpers.StartWindow();
+//   ... call, time it as call_ms ...
+//   absl::Status s = helpers.CheckWindow(call_ms, "timed call 3 of trial 0");
+#ifndef KILN_HARNESS_WORKER_HELPER_THREADS_H_
+#define KILN_HARNESS_WORKER_HELPER_THREADS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace kiln {
+
+class HelperThreads {
+ public:
+  // `allowance_ms`: CPU time other threads may use per window regardless of the call (the CUDA
+  // runtime's and CUPTI's threads do a little work of their own).
+  explicit HelperThreads(double allowance_ms) : allowance_ms_(allowance_ms) {}
+
+  void StartWindow();
+  // StartWindow once the CPU time of threads the worker itself ran (input generation) has been
+  // accounted.
+  void StartAfterOwnThreads();
+  // Waits (up to a few ms) for the other threads to block, then REJECTED
+  // "integrity.work_after_return: ..." when they used more CPU since StartWindow than `call_ms`
+  // on every other core plus the allowance. Starts the next window.
+  absl::Status CheckWindow(double call_ms, const std::string& what);
+
+  // Threads of this process now (/proc/self/task).
+  static int CountThreads();
+
+ private:
+  double allowance_ms_;
+  int64_t process_ns_ = 0;
+  int64_t thread_ns_ = 0;
+  int threads_at_start_ = 1;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_WORKER_HELPER_THREADS_H_

@@ -1,0 +1,34 @@
+// What the harness reports to its operator's monitoring, as events. The rest of the server calls
+// this interface only; PrometheusMetrics (prometheus_metrics.h) turns the events into the
+// Prometheus text format served on --metrics-listen, and NullMetrics() drops them.
+#ifndef KILN_SERVER_METRICS_H_
+#define KILN_SERVER_METRICS_H_
+
+#include <string>
+
+namespace kiln {
+
+class Metrics {
+ public:
+  virtual ~Metrics() = default;
+
+  // A run was admitted (archived QUEUED).
+  virtual void RunAdmitted() = 0;
+  // Evaluate was refused before a run existed; `code` is the gRPC code's name.
+  virtual void RunRefused(const std::string& code) = 0;
+  // A run reached its final status ("PASSED", "COMPILE_ERROR", ...).
+  virtual void RunFinished(const std::string& status) = 0;
+  // One run's compile stage (candidate and reference) took `seconds`.
+  virtual void CompileFinished(double seconds) = 0;
+  // One run's evaluation on a device (every workload) took `seconds`.
+  virtual void EvaluationFinished(double seconds) = 0;
+  // Device slot `device` of `backend` was held by one run for `seconds`.
+  virtual void DeviceBusy(const std::string& backend, int device, double seconds) = 0;
+};
+
+// Ignores every event. Never null; lives for the whole process.
+Metrics* NullMetrics();
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_METRICS_H_

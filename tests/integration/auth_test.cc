@@ -1,0 +1,209 @@
+// kiln-harness serving principals from a tokens file, over TLS, with metrics, driven by the real
+// kiln CLI: tokens from --token and $KILN_TOKEN, what each role may see, the leaderboard, and the
+// refusals at start for unsafe exposure.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "harness/common/sha256.h"
+#include "tests/integration/harness_instance.h"
+
+namespace kiln::testing {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kRed[] = "red-secret-token";
+constexpr char kBlue[] = "blue-secret-token";
+constexpr char kOps[] = "ops-secret-token";
+
+std::string WriteTokens(const ScratchDir& dir) {
+  const std::string path = dir / "tokens";
+  std::ofstream(path) << "# NAME ROLE SHA256HEX\n"
+                      << "team-red  team     " << Sha256Hex(kRed) << "\n"
+                      << "team-blue team     " << Sha256Hex(kBlue) << "\n"
+                      << "ops       operator " << Sha256Hex(kOps) << "  # on call\n";
+  return path;
+}
+
+// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, made by the
+// openssl command line in `dir`.
+void MakeCertificates(const ScratchDir& dir) {
+  const std::string script =
+      "set -e; cd '" + dir.path() +
+      "'; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes';"
+      "openssl req -x509 $k -keyout ca.key -out ca.pem -days 2 -subj /CN=kiln-test-ca;"
+      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext;"
+      "for n in server client; do "
+      "openssl req $k -keyout $n.key -out $n.csr -subj /CN=$n;"
+      "openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+      "-extfile san.ext -out $n.pem; done";
+  Completed made = Run({"/bin/sh", "-c", script}, 120);
+  INFO(made.Describe());
+  REQUIRE(made.exit_code == 0);
+}
+
+Completed KilnAs(const HarnessInstance& harness, const std::string& token,
+                 std::vector<std::string> args) {
+  if (!token.empty()) args.insert(args.begin(), {"--token", token});
+  return harness.Kiln(args);
+}
+
+Completed Submit(const HarnessInstance& harness, const std::string& token) {
+  return KilnAs(harness, token,
+                {"submit", "--definition", "scale_add_f32", "--solution",
+                 DataPath("solutions/correct"), "--mode", "kernelbench", "--json"});
+}
+
+// GET /metrics from the harness's metrics endpoint at `address` (HOST:PORT).
+std::string ScrapeMetrics(const std::string& address) {
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
+  REQUIRE(::send(fd, request.data(), request.size(), 0) > 0);
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) response.append(buffer, n);
+  ::close(fd);
+  return response;
+}
+
+TEST_CASE("with a tokens file the CLI must present a token, by flag or environment") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data", {"--tokens", WriteTokens(dir)});
+  Completed anonymous = harness.Kiln({"node"});
+  CHECK(anonymous.exit_code == 2);
+  CHECK_THAT(anonymous.err, Catch::Contains("UNAUTHENTICATED"));
+  Completed wrong = KilnAs(harness, "guess", {"defs", "list"});
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("UNAUTHENTICATED"));
+  Completed flag = KilnAs(harness, kRed, {"node"});
+  INFO(flag.Describe());
+  CHECK(flag.exit_code == 0);
+  Completed env = Run({"/usr/bin/env", std::string("KILN_TOKEN=") + kBlue, KilnBinary(), "--server",
+                       harness.address(), "defs", "list"});
+  INFO(env.Describe());
+  CHECK(env.exit_code == 0);
+  CHECK_THAT(env.out, Catch::Contains("vector_add_f32"));
+}
+
+TEST_CASE("teams submit and read their own runs, see only scores of others, and rank") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data", {"--tokens", WriteTokens(dir), "--mode", "kernelbench"});
+  const std::vector<std::string> add_def{"defs", "add", DataPath("scale_add_f32.json"),
+                                         "--workloads", DataPath("scale_add_f32_single.jsonl")};
+  Completed by_team = KilnAs(harness, kRed, add_def);
+  CHECK(by_team.exit_code == 2);
+  CHECK_THAT(by_team.err, Catch::Contains("PERMISSION_DENIED"));
+  Completed by_ops = KilnAs(harness, kOps, add_def);
+  INFO(by_ops.Describe());
+  REQUIRE(by_ops.exit_code == 0);
+
+  Completed submitted = Submit(harness, kRed);
+  INFO(submitted.Describe());
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = json::parse(submitted.out)["run_id"];
+
+  Completed own = KilnAs(harness, kRed, {"runs", "show", run_id});
+  INFO(own.Describe());
+  CHECK(own.exit_code == 0);
+  CHECK_THAT(own.out, Catch::Contains("sources:"));
+  CHECK_THAT(own.out, Catch::Contains("team-red"));
+
+  Completed other = KilnAs(harness, kBlue, {"runs", "show", run_id, "--json"});
+  CHECK(other.exit_code == 2);
+  CHECK_THAT(other.err, Catch::Contains("PERMISSION_DENIED"));
+  CHECK(other.out.empty());
+
+  Completed listed = KilnAs(harness, kBlue, {"runs", "list", "--json"});
+  INFO(listed.Describe());
+  REQUIRE(listed.exit_code == 0);
+  json runs = json::parse(listed.out)["runs"];
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["principal"] == "team-red");
+  CHECK(runs[0]["status"] == "PASSED");
+
+  Completed board = KilnAs(harness, kBlue, {"leaderboard", "scale_add_f32", "--json"});
+  INFO(board.Describe());
+  REQUIRE(board.exit_code == 0);
+  json entries = json::parse(board.out)["entries"];
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["principal"] == "team-red");
+  CHECK(entries[0]["run_id"] == run_id);
+  Completed table = KilnAs(harness, kOps, {"leaderboard", "scale_add_f32"});
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("team-red"));
+}
+
+TEST_CASE("over TLS the CLI needs the CA, and with mutual TLS a client certificate") {
+  ScratchDir dir;
+  MakeCertificates(dir);
+  HarnessInstance harness(dir / "data", {"--tls-cert", dir / "server.pem", "--tls-key",
+                                         dir / "server.key", "--tls-client-ca", dir / "ca.pem"});
+  Completed plaintext = harness.Kiln({"node"});
+  CHECK(plaintext.exit_code == 2);
+  Completed no_client_cert = harness.Kiln({"--tls-ca", dir / "ca.pem", "node"});
+  CHECK(no_client_cert.exit_code == 2);
+  Completed mutual = harness.Kiln({"--tls-ca", dir / "ca.pem", "--tls-cert", dir / "client.pem",
+                                   "--tls-key", dir / "client.key", "node"});
+  INFO(mutual.Describe());
+  CHECK(mutual.exit_code == 0);
+  CHECK_THAT(mutual.out, Catch::Contains("runs archived"));
+  Completed missing_ca = harness.Kiln({"--tls-ca", dir / "nope.pem", "node"});
+  CHECK(missing_ca.exit_code == 2);
+  CHECK_THAT(missing_ca.err, Catch::Contains("nope.pem"));
+}
+
+TEST_CASE("a harness refuses to serve remote clients without tokens or without TLS") {
+  ScratchDir dir;
+  Completed no_tokens = Run({HarnessBinary(), "--listen", "0.0.0.0:0", "--data-dir", dir / "a"});
+  CHECK(no_tokens.exit_code == 2);
+  CHECK_THAT(no_tokens.err, Catch::Contains("--tokens"));
+  Completed no_tls = Run({HarnessBinary(), "--listen", "0.0.0.0:0", "--data-dir", dir / "b",
+                          "--tokens", WriteTokens(dir)});
+  CHECK(no_tls.exit_code == 2);
+  CHECK_THAT(no_tls.err, Catch::Contains("--allow-insecure-remote"));
+  Completed bad_tokens = Run({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir", dir / "c",
+                              "--tokens", DataPath("scale_add_f32.json")});
+  CHECK(bad_tokens.exit_code == 2);
+  CHECK_THAT(bad_tokens.err, Catch::Contains("scale_add_f32.json:1:"));
+}
+
+TEST_CASE("metrics count finished runs by status and logs carry run ids") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data", {"--metrics-listen", "127.0.0.1:0", "--quiet=false"});
+  std::smatch m;
+  const std::string log = harness.log();
+  static const std::regex kMetrics("metrics=(127\\.0\\.0\\.1:[0-9]+)");
+  REQUIRE(std::regex_search(log, m, kMetrics));
+  const std::string metrics_address = m[1];
+  REQUIRE(harness
+              .Kiln({"defs", "add", DataPath("scale_add_f32.json"), "--workloads",
+                     DataPath("scale_add_f32_single.jsonl")})
+              .exit_code == 0);
+  Completed submitted = Submit(harness, "");
+  INFO(submitted.Describe());
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = json::parse(submitted.out)["run_id"];
+  const std::string scraped = ScrapeMetrics(metrics_address);
+  CHECK_THAT(scraped, Catch::Contains("kiln_runs_finished_total{status=\"PASSED\"} 1\n"));
+  CHECK_THAT(scraped, Catch::Contains("kiln_compile_duration_seconds_count 1\n"));
+  CHECK_THAT(scraped, Catch::Contains("kiln_device_busy_seconds_total{backend=\"host\""));
+  CHECK_THAT(harness.log(), Catch::Contains("event=run_finished run_id=" + run_id));
+}
+
+}  // namespace
+}  // namespace kiln::testing

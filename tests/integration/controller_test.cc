@@ -1,0 +1,334 @@
+// kiln-controller end to end: a real kiln-harness (host backend), a real kiln-controller and the
+// kiln CLI. Campaigns use the matmul example shipped in controller/examples and scale_add_f32
+// from the test data; what they recorded is read back from the controller's SQLite archive.
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include "tests/integration/harness_instance.h"
+#include "tests/integration/subprocess.h"
+
+namespace kiln::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string ControllerBinary() { return std::string(KILN_BINARY_DIR) + "/bin/kiln-controller"; }
+std::string Examples() { return std::string(KILN_SOURCE_DIR) + "/controller/examples"; }
+
+class ControllerInstance {
+ public:
+  ControllerInstance(std::string data_dir, std::string harness) : data_dir_(std::move(data_dir)) {
+    child_.emplace(Child::Start({ControllerBinary(), "--listen", "127.0.0.1:0", "--data-dir",
+                                 data_dir_, "--harness", harness},
+                                logs_ / "stdout", logs_ / "stderr"));
+    static const std::regex kListening("kiln-controller listening on (\\S+)");
+    double deadline = NowSeconds() + 60;
+    while (address_.empty()) {
+      std::smatch m;
+      std::string out = child_->ReadOut();
+      if (std::regex_search(out, m, kListening)) {
+        address_ = m[1];
+        break;
+      }
+      if (!child_->running() || NowSeconds() > deadline) {
+        FAIL("kiln-controller did not come up:\n" << child_->ReadErr());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~ControllerInstance() {
+    if (child_ && child_->running()) {
+      child_->Signal(SIGTERM);
+      child_->Wait(30);
+    }
+  }
+  void Kill() {
+    child_->Signal(SIGKILL);
+    child_->Wait(30);
+  }
+  Completed Campaign(std::vector<std::string> args, double timeout_s = 600) const {
+    args.insert(args.begin(), "campaign");
+    args.push_back("--controller");
+    args.push_back(address_);
+    return Kiln(args, timeout_s);
+  }
+  std::string db() const { return data_dir_ + "/controller.db"; }
+
+ private:
+  std::string data_dir_;
+  ScratchDir logs_;
+  std::optional<Child> child_;
+  std::string address_;
+};
+
+// Rows of a query on the controller's archive, each column as text.
+std::vector<std::vector<std::string>> Query(const std::string& db, const std::string& sql) {
+  sqlite3* conn = nullptr;
+  REQUIRE(sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_busy_timeout(conn, 5000);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(conn, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+  std::vector<std::vector<std::string>> rows;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+      const unsigned char* text = sqlite3_column_text(stmt, i);
+      row.push_back(text ? reinterpret_cast<const char*>(text) : "");
+    }
+    rows.push_back(row);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(conn);
+  return rows;
+}
+
+int Count(const std::string& db, const std::string& sql) {
+  return std::stoi(Query(db, sql).at(0).at(0));
+}
+
+// The matmul example copied into `dir`, with `edits` applied to its YAML (each a from, to pair).
+std::string MatmulCampaign(const ScratchDir& dir,
+                           const std::vector<std::pair<std::string, std::string>>& edits) {
+  fs::copy(Examples(), dir.path(), fs::copy_options::recursive);
+  std::string yaml = Slurp(dir / "sweep-host.yaml");
+  for (const auto& [from, to] : edits) {
+    size_t pos = yaml.find(from);
+    REQUIRE(pos != std::string::npos);
+    yaml.replace(pos, from.size(), to);
+  }
+  std::ofstream(dir / "campaign.yaml") << yaml;
+  return dir / "campaign.yaml";
+}
+
+Json ShowJson(const ControllerInstance& controller, const std::string& id) {
+  Completed show = controller.Campaign({"show", id, "--json"});
+  REQUIRE(show.exit_code == 0);
+  return Json::parse(show.out);
+}
+
+TEST_CASE(
+    "a sweep campaign promotes a faster variant, records every verdict, resumes after "
+    "kill -9") {
+  ScratchDir harness_dir, controller_dir, files;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  std::string yaml = MatmulCampaign(files, {{"max_candidates: 9", "max_candidates: 6"}});
+  std::string id;
+  int runs_at_kill = 0;
+  {
+    ControllerInstance controller(controller_dir.path(), harness.address());
+    Completed start = controller.Campaign({"start", yaml});
+    REQUIRE(start.exit_code == 0);
+    id = start.out.substr(0, start.out.find('\n'));
+    REQUIRE(!id.empty());
+    // Let it get a few rounds in, then kill it without warning.
+    double deadline = NowSeconds() + 300;
+    while (NowSeconds() < deadline) {
+      Json c = ShowJson(controller, id);
+      if (c["round"].get<int>() >= 3 || c["status"] != "running") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    controller.Kill();
+    runs_at_kill = CountRuns(harness);
+  }
+  INFO("harness runs at the kill: " << runs_at_kill);
+  ControllerInstance restarted(controller_dir.path(), harness.address());
+  Completed watch = restarted.Campaign({"watch", id});
+  REQUIRE(watch.exit_code == 0);
+  CHECK_THAT(watch.out, Catch::Contains("ended: completed"));
+  Json c = ShowJson(restarted, id);
+  CHECK(c["status"] == "completed");
+  CHECK(c["promotions"].get<int>() >= 1);
+  CHECK(c["best_latency_ms"].get<double>() < c["baseline_latency_ms"].get<double>());
+  CHECK(c["candidates_evaluated"].get<int>() <= 6);
+  // Every request answered, every candidate decided by a finished evaluation.
+  const std::string db = restarted.db();
+  CHECK(Count(db, "SELECT COUNT(*) FROM agent_requests WHERE state='pending'") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM candidates WHERE state!='evaluated'") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluations WHERE state!='done'") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM rounds WHERE outcome=''") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM promotions") == c["promotions"].get<int>());
+  // No finished evaluation was repeated: the harness ran each recorded evaluation once, plus at
+  // most the one that was in flight when the controller died.
+  int evaluations = Count(db, "SELECT COUNT(*) FROM evaluations");
+  int runs = CountRuns(harness);
+  CHECK(runs >= evaluations);
+  CHECK(runs <= evaluations + 1);
+  Completed exported = restarted.Campaign({"export", id});
+  REQUIRE(exported.exit_code == 0);
+  Json solution = Json::parse(exported.out);
+  CHECK(solution["definition"] == "matmul_f32_k128");
+  CHECK_THAT(solution["name"].get<std::string>(), Catch::Contains("blocked"));
+}
+
+TEST_CASE("a campaign stops at its candidate budget and --wait --json reports it") {
+  ScratchDir harness_dir, controller_dir, files;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  std::string yaml = MatmulCampaign(files, {{"max_candidates: 9", "max_candidates: 2"},
+                                            {"parallel: 1", "parallel: 2"},
+                                            {"plateau_rounds: 4", "plateau_rounds: 9"}});
+  ControllerInstance controller(controller_dir.path(), harness.address());
+  Completed start = controller.Campaign({"start", yaml, "--wait", "--json"});
+  REQUIRE(start.exit_code == 0);
+  Json result = Json::parse(start.out);
+  std::vector<std::string> keys;
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(start.out);
+  for (const auto& [k, v] : ordered.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"campaign_id", "status", "baseline_latency_ms",
+                                         "best_latency_ms", "promotions", "candidates_evaluated",
+                                         "budget_used"});
+  CHECK(result["status"] == "completed");
+  CHECK(result["candidates_evaluated"] == 2);
+  CHECK(result["budget_used"]["candidates"] == 2);
+  CHECK(result["baseline_latency_ms"].get<double>() > 0);
+  Json c = ShowJson(controller, result["campaign_id"]);
+  CHECK_THAT(c["reason"].get<std::string>(), Catch::Contains("max_candidates"));
+  // The progress lines name the round, the pass, the best latency and the budget left.
+  CHECK_THAT(start.err, Catch::Contains("budget left:"));
+  CHECK_THAT(start.err, Catch::Contains("optimization"));
+}
+
+TEST_CASE("a campaign without promotion for plateau_rounds rounds stops on the plateau") {
+  ScratchDir harness_dir, controller_dir, files;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  // The first grid point (BK 4, BJ 2) is slower than the naive baseline.
+  std::string yaml = MatmulCampaign(files, {{"plateau_rounds: 4", "plateau_rounds: 1"}});
+  ControllerInstance controller(controller_dir.path(), harness.address());
+  Completed start = controller.Campaign({"start", yaml, "--wait", "--json"});
+  REQUIRE(start.exit_code == 0);
+  Json result = Json::parse(start.out);
+  CHECK(result["promotions"] == 0);
+  CHECK(result["candidates_evaluated"] == 1);
+  Json c = ShowJson(controller, result["campaign_id"]);
+  CHECK_THAT(c["reason"].get<std::string>(), Catch::StartsWith("plateau"));
+}
+
+TEST_CASE("a harness that dies mid-campaign costs a retry on another harness, not the campaign") {
+  ScratchDir dir_a, dir_b, controller_dir, files;
+  AdoptOrphans();
+  HarnessInstance a(dir_a.path(), {"--backend", "host"});
+  HarnessInstance b(dir_b.path(), {"--backend", "host"});
+  std::string yaml = MatmulCampaign(files, {{"max_candidates: 9", "max_candidates: 2"}});
+  ControllerInstance controller(controller_dir.path(), a.address() + "," + b.address());
+  Completed start = controller.Campaign({"start", yaml});
+  REQUIRE(start.exit_code == 0);
+  std::string id = start.out.substr(0, start.out.find('\n'));
+  // Kill the first harness as soon as it holds the baseline's run.
+  double deadline = NowSeconds() + 120;
+  while (NowSeconds() < deadline &&
+         Count(controller.db(), "SELECT COUNT(*) FROM evaluations WHERE run_id!=''") == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto first = Query(controller.db(), "SELECT harness FROM evaluations");
+  REQUIRE(first.size() == 1);
+  const bool killed_a = first[0][0] == a.address();
+  if (killed_a) {
+    a.Kill();
+  } else {
+    b.Kill();
+  }
+  Completed watch = controller.Campaign({"watch", id});
+  REQUIRE(watch.exit_code == 0);
+  Json c = ShowJson(controller, id);
+  CHECK(c["status"] == "completed");
+  CHECK(c["candidates_evaluated"] == 2);
+  CHECK(c["baseline_latency_ms"].get<double>() > 0);
+  CHECK(Count(controller.db(), "SELECT COUNT(*) FROM evaluations WHERE state!='done'") == 0);
+  // The baseline was retried on the surviving harness.
+  auto baseline =
+      Query(controller.db(), "SELECT harness FROM evaluations WHERE purpose='baseline'");
+  REQUIRE(baseline.size() == 1);
+  CHECK(baseline[0][0] == (killed_a ? b.address() : a.address()));
+  KillOrphans();
+}
+
+constexpr char kRepairScript[] = R"(#!/bin/bash
+# Writes a candidate that does not compile, then, once TASK.md carries the compiler's feedback,
+# a correct one (and the same correct one again after that).
+set -e
+if grep -q "The previous candidate was COMPILE_ERROR" TASK.md || [ -f ../seen-feedback ]; then
+  touch ../seen-feedback
+  body='out[i] = a[i] * 2.0f + b[i];'
+else
+  body='out[i] = a[i] * 2.0f + b[i]  // missing semicolon'
+fi
+cat > kernel.cc <<EOF
+#include <kiln/abi.h>
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  const float* a = static_cast<const float*>(args[0].data);
+  const float* b = static_cast<const float*>(args[1].data);
+  float* out = static_cast<float*>(args[2].data);
+  for (int64_t i = 0; i < args[0].shape[0]; ++i) {
+    $body
+  }
+  return 0;
+}
+EOF
+cat > solution.json <<EOF
+{"name": "scripted", "definition": "scale_add_f32", "author": "script",
+ "spec": {"language": "cpp", "target_hardware": ["cpu"], "entry_point": "kernel.cc::run"},
+ "sources": [{"path": "kernel.cc", "content": ""}]}
+EOF
+echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.01,"num_turns":1}'
+)";
+
+TEST_CASE(
+    "a command agent fixes its failing candidate from the feedback; duplicates are never "
+    "evaluated twice") {
+  ScratchDir harness_dir, controller_dir, files;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  fs::copy(DataPath("scale_add_f32.json"), files / "scale_add_f32.json");
+  fs::copy(DataPath("scale_add_f32_single.jsonl"), files / "workloads.jsonl");
+  std::ofstream(files / "agent.sh") << kRepairScript;
+  fs::permissions(files / "agent.sh", fs::perms::owner_all);
+  std::ofstream(files / "campaign.yaml")
+      << "name: repair\n"
+         "definition: scale_add_f32.json\n"
+         "workloads: workloads.jsonl\n"
+         "baseline: reference\n"
+         "target: {backend: host}\n"
+         "agents:\n"
+         "  - name: script\n"
+         "    type: command\n"
+         "    argv: ['"
+      << (files / "agent.sh")
+      << "']\n"
+         "    timeout_s: 60\n"
+         "budget: {max_candidates: 5, max_rounds: 6, max_cost_usd: 1}\n"
+         "supervisor: {max_duplicates: 1, functional_attempts: 3}\n";
+  ControllerInstance controller(controller_dir.path(), harness.address());
+  Completed start = controller.Campaign({"start", files / "campaign.yaml", "--wait", "--json"});
+  INFO(start.Describe());
+  REQUIRE(start.exit_code == 0);
+  Json result = Json::parse(start.out);
+  CHECK(result["candidates_evaluated"] == 2);
+  CHECK(result["budget_used"]["cost_usd"].get<double>() == Approx(0.03));
+  Json c = ShowJson(controller, result["campaign_id"]);
+  CHECK_THAT(c["reason"].get<std::string>(), Catch::StartsWith("duplicates"));
+  CHECK(c["duplicates"] == 1);
+  const std::string db = controller.db();
+  auto candidates = Query(db, "SELECT status FROM candidates ORDER BY round");
+  REQUIRE(candidates.size() == 2);
+  CHECK(candidates[0][0] == "COMPILE_ERROR");
+  CHECK(candidates[1][0] == "PASSED");
+  auto requests = Query(db, "SELECT pass, prompt FROM agent_requests ORDER BY id");
+  REQUIRE(requests.size() == 3);
+  CHECK(requests[1][0] == "functional");
+  CHECK_THAT(requests[1][1], Catch::Contains("COMPILE_ERROR"));
+  CHECK(requests[2][0] == "optimization");
+  // The harness saw the two distinct candidates once each (plus a confirmation run of the
+  // correct one when it looked faster than the reference).
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluations WHERE purpose='first'") == 2);
+  CHECK(CountRuns(harness) == Count(db, "SELECT COUNT(*) FROM evaluations"));
+}
+
+}  // namespace
+}  // namespace kiln::testing

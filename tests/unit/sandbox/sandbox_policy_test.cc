@@ -1,0 +1,163 @@
+// The sandbox's pieces that need no working bwrap: the argv, the environment filter, the
+// seccomp program, the mode decision.
+#include "harness/sandbox/sandbox_policy.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <algorithm>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <string>
+#include <vector>
+
+#include "harness/sandbox/sandbox.h"
+#include "harness/sandbox/seccomp_filter.h"
+
+namespace kiln {
+namespace {
+
+bool HasSequence(const std::vector<std::string>& argv, const std::vector<std::string>& seq) {
+  for (size_t i = 0; i + seq.size() <= argv.size(); ++i) {
+    if (std::equal(seq.begin(), seq.end(), argv.begin() + static_cast<long>(i))) return true;
+  }
+  return false;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST_CASE("a read-only path that is a symlink binds its real folder and recreates the link") {
+  char tmpl[] = "/tmp/kiln-policy-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string real = dir + "/cuda-13.0";
+  const std::string link = dir + "/cuda";
+  REQUIRE(::mkdir(real.c_str(), 0755) == 0);
+  REQUIRE(::symlink(real.c_str(), link.c_str()) == 0);
+  SandboxPolicy policy;
+  policy.bwrap = "/usr/bin/bwrap";
+  policy.readonly_paths = {link, real, real + "/../cuda-13.0/"};
+  std::vector<std::string> argv = BwrapArgv(policy, {"/usr/bin/true"}, "", -1);
+  CHECK(HasSequence(argv, {"--ro-bind", real, real}));
+  CHECK(HasSequence(argv, {"--symlink", real, link}));
+  CHECK(std::count(argv.begin(), argv.end(), real) == 3);  // bound once, linked once
+  CHECK_FALSE(HasSequence(argv, {"--ro-bind", link, link}));
+  ::unlink(link.c_str());
+  ::rmdir(real.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("the bwrap argv unshares every namespace, drops capabilities and binds only the job") {
+  SandboxPolicy policy;
+  policy.bwrap = "/usr/bin/bwrap";
+  policy.readonly_paths = {"/usr/include", "/nonexistent/kiln/path"};
+  policy.writable_dir = "/tmp";
+  policy.devices = {"/dev/null"};
+  policy.seccomp_program = std::make_shared<const std::string>("12345678");
+  std::vector<std::string> argv = BwrapArgv(policy, {"/usr/bin/true", "x"}, "/tmp", 5);
+
+  CHECK(argv.front() == "/usr/bin/bwrap");
+  for (const char* flag : {"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                           "--unshare-uts", "--die-with-parent", "--new-session"}) {
+    CHECK(Has(argv, flag));
+  }
+  CHECK(HasSequence(argv, {"--cap-drop", "ALL"}));
+  CHECK(HasSequence(argv, {"--tmpfs", "/"}));
+  CHECK(HasSequence(argv, {"--ro-bind", "/usr", "/usr"}));
+  // Already visible under /usr: a second bind would be redundant (and fails on a symlink).
+  CHECK_FALSE(Has(argv, "/usr/include"));
+  CHECK_FALSE(Has(argv, "/nonexistent/kiln/path"));  // absent paths are left out
+  CHECK(HasSequence(argv, {"--bind", "/tmp", "/tmp"}));
+  CHECK(HasSequence(argv, {"--dev-bind", "/dev/null", "/dev/null"}));
+  CHECK(HasSequence(argv, {"--ro-bind", "/sys", "/sys"}));
+  CHECK(HasSequence(argv, {"--chdir", "/tmp"}));
+  CHECK(HasSequence(argv, {"--seccomp", "5"}));
+  CHECK(HasSequence(argv, {"--", "/usr/bin/true", "x"}));
+  CHECK(argv.back() == "x");
+  // Nothing of the host's root is bound wholesale.
+  CHECK_FALSE(HasSequence(argv, {"--ro-bind", "/", "/"}));
+  CHECK_FALSE(HasSequence(argv, {"--ro-bind", "/etc", "/etc"}));
+}
+
+TEST_CASE("without a seccomp program the argv has no --seccomp") {
+  SandboxPolicy policy;
+  policy.bwrap = "bwrap";
+  std::vector<std::string> argv = BwrapArgv(policy, {"/usr/bin/true"}, "", 3);
+  CHECK_FALSE(Has(argv, "--seccomp"));
+  CHECK_FALSE(Has(argv, "--chdir"));
+}
+
+TEST_CASE("the sandbox environment drops secrets and points HOME into the job folder") {
+  std::vector<std::string> env = SandboxEnvironment(
+      {"PATH=/usr/bin", "KILN_TOKEN=secret", "AWS_SECRET_ACCESS_KEY=x", "HOME=/root",
+       "CUDA_VISIBLE_DEVICES=0", "LC_ALL=C", "TMPDIR=/elsewhere"},
+      "/jobs/r1");
+  CHECK(Has(env, "PATH=/usr/bin"));
+  CHECK(Has(env, "CUDA_VISIBLE_DEVICES=0"));
+  CHECK(Has(env, "LC_ALL=C"));
+  CHECK(Has(env, "HOME=/jobs/r1"));
+  CHECK(Has(env, "TMPDIR=/jobs/r1"));
+  CHECK_FALSE(Has(env, "KILN_TOKEN=secret"));
+  CHECK_FALSE(Has(env, "AWS_SECRET_ACCESS_KEY=x"));
+  CHECK_FALSE(Has(env, "HOME=/root"));
+  CHECK_FALSE(Has(env, "TMPDIR=/elsewhere"));
+  // A TMPDIR inside the job folder (nvcc's) is kept.
+  CHECK(Has(SandboxEnvironment({"TMPDIR=/jobs/r1/nvcc-tmp"}, "/jobs/r1"),
+            "TMPDIR=/jobs/r1/nvcc-tmp"));
+}
+
+TEST_CASE("GPU device nodes are only those of the assigned device that exist") {
+  for (const std::string& node : GpuDeviceNodes("cuda", 3)) {
+    CHECK((node == "/dev/nvidia3" || node == "/dev/nvidiactl" || node == "/dev/nvidia-uvm" ||
+           node == "/dev/nvidia-uvm-tools"));
+  }
+  CHECK(GpuDeviceNodes("host", 0).empty());
+}
+
+TEST_CASE("the seccomp filter builds into a BPF program and names what it blocks") {
+  absl::StatusOr<std::string> program = BuildSeccompProgram();
+  REQUIRE(program.ok());
+  CHECK(!program->empty());
+  CHECK(program->size() % 8 == 0);  // struct sock_filter is 8 bytes
+  std::vector<std::string> blocked = BlockedSyscallNames();
+  for (const char* name : {"ptrace", "process_vm_readv", "mount", "keyctl", "bpf",
+                           "perf_event_open", "kexec_load", "reboot", "unshare"}) {
+    CHECK(Has(blocked, name));
+  }
+  absl::StatusOr<int> fd = SeccompProgramFd(*program);
+  REQUIRE(fd.ok());
+  CHECK(*fd >= 0);
+  ::close(*fd);
+}
+
+TEST_CASE("the sandbox mode refuses remote service without a working sandbox") {
+  SandboxProbe broken;
+  broken.bwrap_detail = "bwrap not found";
+  broken.cgroups = std::make_shared<const CgroupHost>();
+
+  auto bad = Sandbox::Create("sometimes", true, broken);
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(bad.status().message()).find("--sandbox") != std::string::npos);
+
+  auto remote = Sandbox::Create("auto", /*loopback_only=*/false, broken);
+  CHECK(remote.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(remote.status().message()).find("bwrap not found") != std::string::npos);
+
+  auto required = Sandbox::Create("bwrap", true, broken);
+  CHECK(required.status().code() == absl::StatusCode::kFailedPrecondition);
+
+  auto local = Sandbox::Create("auto", /*loopback_only=*/true, broken);
+  REQUIRE(local.ok());
+  CHECK_FALSE((*local)->enabled());
+  CHECK((*local)->Describe().find("NONE") != std::string::npos);
+  CHECK((*local)->Policy("/tmp", {}, {}, false, 0) == nullptr);
+
+  auto none = Sandbox::Create("none", false, broken);
+  REQUIRE(none.ok());
+  CHECK_FALSE((*none)->enabled());
+  CHECK((*none)->Describe().find("--sandbox none") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
