@@ -36,6 +36,12 @@ int RunDefsAdd(const Invocation& inv, Console& console) {
   if (!status.ok()) return connection.Fail(status, console);
   console.out << "definition " << response.name() << " registered with "
               << response.workload_count() << " workloads\n";
+  if (!response.reference_check_run_id().empty()) {
+    console.out << "checking its reference for degenerate outputs: run "
+                << response.reference_check_run_id() << " (kiln defs list shows the result)\n";
+  } else if (!response.reference_check_note().empty()) {
+    console.out << "reference not checked: " << response.reference_check_note() << "\n";
+  }
   return kExitOk;
 }
 

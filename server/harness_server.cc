@@ -336,6 +336,7 @@ absl::Status HarnessServerImpl::Open() {
   context.quota = quota_.get();
   context.metrics = metrics_.get();
   context.admission.default_mode = options_.default_mode;
+  context.check_references = options_.check_references;
   context.admission.backends = &backends_;
   context.facts =
       NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(), options_.default_mode};

@@ -26,6 +26,10 @@ struct HarnessOptions {
   int64_t max_source_bytes = 1 << 20;
   int64_t max_workload_bytes = int64_t{4} << 30;
   bool quiet = false;            // no log lines on stderr
+  // A definition added through PutDefinition gets a run of its native reference on its first
+  // workload, which flags it when all-zero or constant output would pass
+  // (integrity.degenerate_definition).
+  bool check_references = true;
   std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
   int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB
 

@@ -29,6 +29,9 @@ ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, second
 ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
+ABSL_FLAG(bool, check_references, true,
+          "run a new definition's native reference once when it is added, flagging it when "
+          "all-zero or constant output would pass");
 
 namespace {
 
@@ -66,6 +69,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
   o.max_queue = absl::GetFlag(FLAGS_max_queue);
   o.quiet = absl::GetFlag(FLAGS_quiet);
+  o.check_references = absl::GetFlag(FLAGS_check_references);
   kiln::ApplyAccessFlags(&o);
   kiln::ApplySandboxFlags(&o);
   return o;
@@ -77,11 +81,14 @@ constexpr char kUsage[] =
     "usage: kiln-harness --listen HOST:PORT --data-dir DIR [--backend auto|host|cuda|level_zero]\n"
     "                    [--mode official|kernelbench|robust] [--worker-timeout-s S]\n"
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
+    "                    [--check-references=true|false]\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
     "refused, admitted ones finish, then it exits 0. Bad flags, an unusable data dir or a\n"
-    "failed bind exit 2.\n";
+    "failed bind exit 2. A definition added with PutDefinition gets one run of its native\n"
+    "reference on its first workload (--check-references, default true), so `kiln defs list`\n"
+    "flags it when all-zero or constant output would pass its tolerances.\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

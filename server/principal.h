@@ -21,6 +21,9 @@ struct Principal {
 
 // The principal of a harness started without a tokens file (loopback only).
 Principal LocalOperator();
+// The principal of runs the harness starts itself (the reference check of an added definition).
+// Reserved: a tokens file cannot name it, and leaderboards leave it out.
+inline constexpr char kHarnessPrincipal[] = "kiln";
 
 // "team", "agent", "operator".
 const char* RoleName(Role role);

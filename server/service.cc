@@ -1,6 +1,7 @@
 #include "server/service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <set>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "harness/model/validate.h"
 #include "server/evaluate_reactor.h"
 #include "server/evaluation.h"
+#include "server/event_sink.h"
 #include "server/log_line.h"
 #include "server/run_id.h"
 
@@ -127,6 +129,52 @@ absl::Status HarnessService::StartRun(const Principal& caller, const v1::Evaluat
   context_.metrics->RunAdmitted();
   scheduler.Submit(std::move(run));
   return absl::OkStatus();
+}
+
+namespace {
+
+// Where the events of a run no client waits for go: nowhere. Deletes itself with the final one.
+class DetachedSink final : public EventSink {
+ public:
+  void Send(const v1::EvaluateEvent& event) override { (void)event; }
+  void Close(const v1::EvaluateEvent& event) override {
+    (void)event;
+    delete this;
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> HarnessService::StartReferenceCheck(const Principal& caller,
+                                                                const v1::Definition& def,
+                                                                const v1::Workload& workload) {
+  v1::EvaluateRequest request;
+  request.set_definition(def.name());
+  *request.mutable_solution() = def.native_reference();
+  request.mutable_solution()->set_definition(def.name());
+  request.mutable_solution()->set_name(absl::StrCat(def.name(), "_reference_check"));
+  *request.add_workloads() = workload;
+  Scheduler& scheduler = *context_.scheduler;
+  if (!scheduler.admitting()) return absl::UnavailableError("draining");
+  auto admitted = AdmitRequest(request, *context_.node->archive, context_.admission);
+  if (!admitted.ok()) return admitted.status();
+  if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) return reserved;
+  admitted->principal = kHarnessPrincipal;
+  const absl::Time now = absl::Now();
+  LogEvent(context_.node->quiet, "reference_check",
+           {{"definition", def.name()}, {"added_by", caller.name}});
+  auto* sink = new DetachedSink();
+  auto run = std::make_shared<Evaluation>(*context_.node, NewRunId(now), *std::move(admitted),
+                                          std::make_shared<std::atomic<bool>>(false), sink, now);
+  if (absl::Status created = run->Create(); !created.ok()) {
+    scheduler.Release();
+    delete sink;  // Create failed before using it
+    return created;
+  }
+  std::string run_id = run->run_id();
+  context_.metrics->RunAdmitted();
+  scheduler.Submit(std::move(run));
+  return run_id;
 }
 
 grpc::ServerUnaryReactor* HarnessService::GetRun(grpc::CallbackServerContext* ctx,
@@ -278,6 +326,23 @@ absl::Status HarnessService::DoPutDefinition(const Principal& caller,
   }
   response->set_name(def.name());
   response->set_workload_count(static_cast<int32_t>(workloads.size()));
+  // integrity.degenerate_definition: the reference's outputs are checked as soon as the
+  // definition is added, not only when the first candidate runs.
+  if (!context_.check_references) {
+    response->set_reference_check_note("this harness runs with --check-references=false");
+  } else if (!def.has_native_reference()) {
+    response->set_reference_check_note("no native reference to check");
+  } else if (workloads.empty()) {
+    response->set_reference_check_note("no workload to check the reference on");
+  } else {
+    absl::StatusOr<std::string> check = StartReferenceCheck(caller, def, workloads.front());
+    if (check.ok()) {
+      response->set_reference_check_run_id(*check);
+    } else {
+      response->set_reference_check_note(
+          absl::StrCat("reference check not started: ", check.status().message()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -326,7 +391,10 @@ absl::Status HarnessService::DoGetLeaderboard(const Principal& caller,
   if (!entries.ok()) return entries.status();
   response->set_definition(request.definition());
   response->set_mode(mode);
-  for (v1::LeaderboardEntry& e : *entries) *response->add_entries() = std::move(e);
+  for (v1::LeaderboardEntry& e : *entries) {
+    if (e.principal() == kHarnessPrincipal) continue;  // the definition's own reference check
+    *response->add_entries() = std::move(e);
+  }
   return absl::OkStatus();
 }
 

@@ -32,6 +32,7 @@ struct ServiceContext {
   const Authenticator* auth = nullptr;        // null: every caller is LocalOperator()
   PrincipalQuota* quota = nullptr;            // null: no per-principal limits
   Metrics* metrics = NullMetrics();
+  bool check_references = true;  // see HarnessOptions::check_references
 };
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
@@ -77,6 +78,12 @@ class HarnessService final : public v1::Harness::CallbackService {
                           v1::ListRunsResponse* response);
   absl::Status DoGetArtifact(const Principal& caller, const v1::GetArtifactRequest& request,
                              v1::Artifact* response);
+  // Queues a run of `def`'s native reference on `workload`, answered to no client, whose
+  // reference outputs are checked for degeneracy like every run's (integrity
+  // .degenerate_definition flags the definition). Returns the run id.
+  absl::StatusOr<std::string> StartReferenceCheck(const Principal& caller,
+                                                  const v1::Definition& def,
+                                                  const v1::Workload& workload);
   absl::Status DoPutDefinition(const Principal& caller, const v1::PutDefinitionRequest& request,
                                v1::PutDefinitionResponse* response);
   absl::Status DoGetNodeInfo(v1::NodeInfo* response);

@@ -44,6 +44,10 @@ absl::StatusOr<TokenEntry> ParseLine(const std::vector<std::string>& fields) {
     return absl::InvalidArgumentError(
         absl::StrCat("name '", fields[0], "': use 1 to 64 of A-Z a-z 0-9 . _ -"));
   }
+  if (entry.principal.name == kHarnessPrincipal) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "name '", fields[0], "' is reserved for the runs kiln-harness starts itself"));
+  }
   absl::StatusOr<Role> role = ParseRole(fields[1]);
   if (!role.ok()) return role.status();
   entry.principal.role = *role;

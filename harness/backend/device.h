@@ -65,6 +65,9 @@ class Device : public TimedDevice {
     (void)bytes;
     return absl::UnimplementedError("no device-to-device copy on this backend");
   }
+  // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
+  // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
+  virtual double LastCallUnjoinedMs() const { return 0; }
   // Checksums of device memory computed on the device, one per region, comparable only with
   // other values from the same Device. UNIMPLEMENTED when the backend cannot; the caller then
   // copies the memory to the host and uses Checksum64.

@@ -82,6 +82,9 @@ class Evaluation {
   absl::Status Call();
   // integrity.work_after_return: outputs still changing once ctx->stream is idle (checked calls).
   absl::Status CheckUnjoinedWork(const std::string& what);
+  // integrity.work_after_return for timed calls: the timer's view of GPU work that outlived
+  // ctx->stream.
+  absl::Status CheckUnjoinedTimedWork(const std::string& what);
   // Return code, device errors and input integrity of the last Call; then the helper threads'
   // CPU time around it (`what` names the call in a rejection).
   absl::Status CheckCall(const std::string& what);
@@ -301,6 +304,21 @@ absl::Status Evaluation::CheckUnjoinedWork(const std::string& what) {
   return absl::OkStatus();
 }
 
+absl::Status Evaluation::CheckUnjoinedTimedWork(const std::string& what) {
+  // The timer saw GPU work of the call still running after ctx->stream was idle. It is inside
+  // the CUPTI span (the device is synchronized before the end), but under any timer that waits
+  // on the stream it would escape, and the ABI says the work ends with the stream's.
+  constexpr double kSlackMs = 0.1;  // host/GPU timestamp skew and wake-up latency
+  if (!checks_) return absl::OkStatus();
+  double unjoined = device_->LastCallUnjoinedMs();
+  if (unjoined <= kSlackMs) return absl::OkStatus();
+  return Rejected(integrity::Reason(
+      integrity::kWorkAfterReturn,
+      absl::StrCat("GPU work of ", what, " ran ", absl::SixDigits(unjoined),
+                   " ms after ctx->stream was idle: work on another stream was not joined to "
+                   "ctx->stream (record an event there and make ctx->stream wait for it)")));
+}
+
 absl::Status Evaluation::Call() {
   call_start_ = Clock::now();
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
@@ -349,8 +367,10 @@ absl::Status Evaluation::Measure() {
   };
   work.call = [this] { return Call(); };
   work.after_call = [this] {
-    absl::Status s = CheckCall(
-        absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_));
+    const std::string what =
+        absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
+    absl::Status s = CheckCall(what);
+    if (s.ok()) s = CheckUnjoinedTimedWork(what);
     if (s.ok()) s = CheckTimedOutputs();
     return s;
   };

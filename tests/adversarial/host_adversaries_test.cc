@@ -184,7 +184,10 @@ extern "C" int run(ARGS) {
 })"),
                          4096);
   CheckRejected(run, "integrity.work_after_return");
-  CHECK_THAT(run.reason(), Catch::Contains("changed within 10 ms after the call returned"));
+  // Either watch sees it first, depending on the machine's load: the outputs changing after the
+  // return, or the detached thread's CPU time around the call.
+  CHECK_THAT(run.reason(), Catch::Contains("changed within 10 ms after the call returned") ||
+                               Catch::Contains("other host threads used"));
 }
 
 TEST_CASE("too fast to be true: timed calls return at once where outputs are not re-verified") {

@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -115,3 +119,88 @@ TEST_CASE("kiln demo runs the built-in example end to end") {
   REQUIRE(std::regex_search(r.out, m, std::regex("\\(data in (\\S+)\\)")));
   CHECK_FALSE(std::filesystem::exists(std::string(m[1])));  // the demo cleans up
 }
+
+namespace kiln::testing {
+namespace {
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteFileOrDie(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  REQUIRE(out.good());
+}
+
+// Waits until the harness's reference check of `definition` has finished; its final status.
+std::string WaitForReferenceCheck(const HarnessInstance& harness, const std::string& definition) {
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    Completed listed = harness.Kiln({"runs", "list", "--json", "--definition", definition});
+    REQUIRE(listed.exit_code == 0);
+    const json parsed = json::parse(listed.out);
+    for (const json& run : parsed["runs"]) {
+      if (run["principal"] != "kiln") continue;
+      if (run.value("state", "") == "RUN_DONE") return run.value("status", "");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Completed last = harness.Kiln({"runs", "list", "--json", "--definition", definition});
+  FAIL("the reference check of " << definition << " did not finish in 60 s: " << last.out);
+  return "";
+}
+
+TEST_CASE("defs add checks the reference at once: a degenerate definition is flagged before any "
+          "submission, an honest one is not") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data");
+  // scale_add_f32 with outputs a million times smaller: all zeros would pass atol 1e-2.
+  json def = json::parse(ReadFileOrDie(DataPath("scale_add_f32.json")));
+  def["name"] = "tiny_scale_add_f32";
+  def["native_reference"]["definition"] = "tiny_scale_add_f32";
+  std::string& source = def["native_reference"]["sources"][0]["content"].get_ref<std::string&>();
+  const std::string honest = "out[i] = a[i] * T(2) + b[i];";
+  REQUIRE(source.find(honest) != std::string::npos);
+  source.replace(source.find(honest), honest.size(), "out[i] = (a[i] * T(2) + b[i]) * T(1e-6);");
+  WriteFileOrDie(dir / "tiny.json", def.dump(2));
+  std::string workloads = ReadFileOrDie(DataPath("scale_add_f32_single.jsonl"));
+  workloads = std::regex_replace(workloads, std::regex("\"scale_add_f32\""),
+                                 "\"tiny_scale_add_f32\"");
+  WriteFileOrDie(dir / "tiny.jsonl", workloads);
+
+  Completed tiny = harness.Kiln({"defs", "add", dir / "tiny.json", "--workloads", dir / "tiny.jsonl"});
+  INFO(tiny.Describe());
+  REQUIRE(tiny.exit_code == 0);
+  CHECK_THAT(tiny.out, Catch::Contains("checking its reference for degenerate outputs: run"));
+  Completed honest_def = harness.Kiln({"defs", "add", DataPath("scale_add_f32.json"),
+                                       "--workloads", DataPath("scale_add_f32_single.jsonl")});
+  REQUIRE(honest_def.exit_code == 0);
+  CHECK(WaitForReferenceCheck(harness, "tiny_scale_add_f32") == "PASSED");
+  CHECK(WaitForReferenceCheck(harness, "scale_add_f32") == "PASSED");
+
+  Completed listed = harness.Kiln({"defs", "list", "--json"});
+  INFO(listed.Describe());
+  REQUIRE(listed.exit_code == 0);
+  int seen = 0;
+  const json definitions = json::parse(listed.out)["definitions"];
+  for (const json& d : definitions) {
+    if (d["name"] == "tiny_scale_add_f32") {
+      ++seen;
+      CHECK_THAT(d.value("integrity_warning", ""),
+                 Catch::StartsWith("integrity.degenerate_definition"));
+    } else if (d["name"] == "scale_add_f32") {
+      ++seen;
+      CHECK(d.value("integrity_warning", "").empty());
+    }
+  }
+  CHECK(seen == 2);
+  Completed table = harness.Kiln({"defs", "list"});
+  CHECK_THAT(table.out, Catch::Contains("DEGENERATE"));
+}
+
+}  // namespace
+}  // namespace kiln::testing

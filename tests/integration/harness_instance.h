@@ -62,6 +62,7 @@ HarnessInstance& SharedHarness();
 std::string AdmittedRunId(const std::string& err);
 
 // The number of runs the harness has archived (kiln runs list --json --limit 1000).
+// Runs submitted to the harness (its reference checks of added definitions left out).
 int CountRuns(const HarnessInstance& harness);
 
 }  // namespace kiln::testing

@@ -316,8 +316,12 @@ absl::StatusOr<double> CudaDevice::TimeCall(const std::function<absl::Status()>&
   if (throttled != nullptr) *throttled = false;
   if (!failure_.ok()) return failure_;
   auto synchronize = [this] { return SynchronizeDevice(); };
-  absl::StatusOr<double> ms = cupti_ != nullptr ? cupti_->TimeCall(call, synchronize)
-                                                : events_->TimeCall(call, synchronize);
+  auto synchronize_stream = [this] { return SynchronizeStream(); };
+  int64_t unjoined_ns = 0;
+  absl::StatusOr<double> ms =
+      cupti_ != nullptr ? cupti_->TimeCall(call, synchronize_stream, synchronize, &unjoined_ns)
+                        : events_->TimeCall(call, synchronize);
+  last_unjoined_ms_ = static_cast<double>(unjoined_ns) / 1e6;
   // Read after the call: reading NVML between the call and the end event would lengthen an
   // events sample. The clock does not drop within the microseconds since the work ended.
   if (ms.ok() && throttled != nullptr && clocks_ != nullptr) *throttled = clocks_->Throttled();

@@ -63,6 +63,7 @@ class CudaDevice final : public Device {
   absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
                                   bool* throttled) override;
   std::string TimerName() const override { return cupti_ != nullptr ? "cupti" : "events"; }
+  double LastCallUnjoinedMs() const override { return last_unjoined_ms_; }
   int64_t DefaultFlushBytes() const override { return 2 * l2_bytes_; }
   std::string DeviceName() const override { return name_; }
 
@@ -101,6 +102,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<NvmlClocks> clocks_;
   std::unique_ptr<DeviceChecksum> checksum_;  // null: checksums are computed on the host
   bool checksum_tried_ = false;
+  double last_unjoined_ms_ = 0;  // of the last TimeCall (CUPTI timer only)
   std::string clocks_unavailable_;  // why clocks_ is null
   std::string timer_fallback_reason_;
   absl::Status failure_;

@@ -135,8 +135,11 @@ absl::StatusOr<std::unique_ptr<CuptiTimer>> CuptiTimer::Create(const std::string
   return std::unique_ptr<CuptiTimer>(new CuptiTimer(**api));
 }
 
-absl::StatusOr<double> CuptiTimer::TimeCall(const std::function<absl::Status()>& call,
-                                            const std::function<absl::Status()>& synchronize) {
+absl::StatusOr<double> CuptiTimer::TimeCall(
+    const std::function<absl::Status()>& call,
+    const std::function<absl::Status()>& synchronize_stream,
+    const std::function<absl::Status()>& synchronize, int64_t* unjoined_ns) {
+  if (unjoined_ns != nullptr) *unjoined_ns = 0;
   ActivityLog& log = Log();
   {
     std::lock_guard<std::mutex> lock(log.mu);
@@ -145,10 +148,12 @@ absl::StatusOr<double> CuptiTimer::TimeCall(const std::function<absl::Status()>&
     log.gpu_records.clear();
     log.dropped = 0;
   }
-  uint64_t t0 = 0, t1 = 0;
+  uint64_t t0 = 0, t1 = 0, stream_idle = 0;
   CUptiResult before = api_.GetTimestamp(&t0);
   absl::Status status = call();
-  absl::Status synced = synchronize();
+  absl::Status synced = synchronize_stream();
+  CUptiResult idle = api_.GetTimestamp(&stream_idle);
+  if (synced.ok()) synced = synchronize();
   CUptiResult after = api_.GetTimestamp(&t1);
   // After the synchronize every record of the call is complete, so a normal flush delivers
   // them; a forced one is the fallback for a buffer that also holds an unfinished record.
@@ -177,6 +182,11 @@ absl::StatusOr<double> CuptiTimer::TimeCall(const std::function<absl::Status()>&
   }
   absl::StatusOr<double> ms = SpanMilliseconds(span);
   if (!ms.ok()) return ms.status();
+  if (unjoined_ns != nullptr) {
+    *unjoined_ns = idle == CUPTI_SUCCESS && span.last_end > stream_idle
+                       ? static_cast<int64_t>(span.last_end - stream_idle)
+                       : 0;
+  }
   if (!first_work_.has_value()) {
     first_work_ = span.signatures;
   } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {

@@ -7,6 +7,7 @@
 #ifndef KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
 #define KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,10 +26,15 @@ class CuptiTimer {
   // tracing. An error (no CUPTI, another profiler holds it, ...) means: use CUDA events.
   static absl::StatusOr<std::unique_ptr<CuptiTimer>> Create(const std::string& cudart_dir);
 
-  // Runs `call`, then `synchronize` (which must wait for all work on the device), and returns the
-  // GPU span of the call in ms. The first error of call / synchronize is returned as is.
+  // Runs `call`, then `synchronize_stream` (waits for the solution's stream) and `synchronize`
+  // (waits for all work on the device), and returns the GPU span of the call in ms. The first
+  // error of call / synchronize is returned as is. *unjoined_ns (may be null) is how long the
+  // call's GPU work ran after its stream was idle (0 when it finished first): work on another
+  // stream the solution never joined to its own.
   absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
-                                  const std::function<absl::Status()>& synchronize);
+                                  const std::function<absl::Status()>& synchronize_stream,
+                                  const std::function<absl::Status()>& synchronize,
+                                  int64_t* unjoined_ns);
 
  private:
   explicit CuptiTimer(const CuptiApi& api) : api_(api) {}

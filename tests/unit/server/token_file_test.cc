@@ -47,6 +47,7 @@ TEST_CASE("tokens file errors name the file and line") {
       {"a team " + kHashA + "\nb team " + kHashA + "\n", "t.txt:2: the same token hash"},
       {"bad/name team " + kHashA + "\n", "t.txt:1: name 'bad/name'"},
       {"a team " + kHashA + " extra\n", "t.txt:1: expected NAME ROLE SHA256HEX, found 4"},
+      {"kiln operator " + kHashA + "\n", "t.txt:1: name 'kiln' is reserved"},
   };
   for (const Case& c : cases) {
     auto entries = ParseTokenFile(c.text, "t.txt");

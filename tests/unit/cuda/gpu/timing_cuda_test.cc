@@ -45,16 +45,29 @@ TEST_CASE("a timed call that launches no GPU work is an error", "[cuda]") {
 TEST_CASE("work on a private stream the call does not wait for is inside the CUPTI span",
           "[cuda]") {
   // The kernel holds the GPU for 2 ms of global-timer time on a stream of its own; an event
-  // timer on the worker's stream would read almost nothing.
+  // timer on the worker's stream would read almost nothing. The timer itself is what is tested
+  // here, so the per-call checks (which reject unjoined work) are off.
   CudaJob job;
   v1::WorkerRequest request = job.Request("private_stream_add", 4096, {1});
   request.set_measure(true);
+  request.set_disable_call_checks(true);
   *request.mutable_timing() = QuickOfficialTiming();
   v1::WorkerResult result = job.Run(request);
   INFO(result.error());
   REQUIRE(result.status() == v1::PASSED);
   CHECK(result.timing().timer() == "cupti");
   CHECK(result.timing().min_ms() >= 1.9);
+}
+
+TEST_CASE("with the checks on, work on a private stream never joined to ctx->stream is rejected",
+          "[cuda]") {
+  CudaJob job;
+  v1::WorkerRequest request = job.Request("private_stream_add", 4096, {1});
+  request.set_measure(true);
+  *request.mutable_timing() = QuickOfficialTiming();
+  v1::WorkerResult result = job.Run(request);
+  CHECK(result.status() == v1::REJECTED);
+  CHECK_THAT(result.error(), Catch::StartsWith("integrity.work_after_return"));
 }
 
 TEST_CASE("a call launching different kernels than the first timed call is an error", "[cuda]") {
