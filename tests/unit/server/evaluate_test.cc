@@ -249,9 +249,17 @@ TEST_CASE("a draining node refuses new evaluations and finishes the admitted one
     if (refused.error_code() != grpc::StatusCode::NOT_FOUND) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Readiness turns NOT_SERVING as soon as the drain starts, while the admitted run finishes.
+  // (StopAdmitting comes just before it, so poll briefly.)
+  int health_while_draining = testing::HealthStatus(node.server().address());
+  for (int attempt = 0; attempt < 100 && health_while_draining == 1; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    health_while_draining = testing::HealthStatus(node.server().address());
+  }
   drain.join();
   client.join();
   CHECK(refused.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(health_while_draining == 2);  // NOT_SERVING
   CHECK(admitted.status.ok());
   CHECK(admitted.run().status() == v1::PASSED);
 }

@@ -3,6 +3,7 @@
 #ifndef KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
 #define KILN_TESTS_UNIT_SERVER_TEST_NODE_H_
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -57,6 +58,35 @@ class TestNode {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Harness::Stub> stub_;
 };
+
+// The standard health service's answer for the whole server: 1 SERVING, 2 NOT_SERVING, -1 when
+// the call failed.
+inline int HealthStatus(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  // HealthCheckRequest{service: ""}, the field written out (an empty message is not accepted).
+  grpc::Slice encoded(std::string("\x0a\x00", 2));
+  grpc::ByteBuffer request(&encoded, 1);
+  auto call = stub.PrepareUnaryCall(&ctx, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  if (!cq.Next(&tag, &ok) || !ok || !status.ok()) return -1;
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return -1;
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  // HealthCheckResponse{status: N} is the two bytes 0x08 N.
+  return bytes.size() == 2 && bytes[0] == '\x08' ? bytes[1] : -1;
+}
 
 struct EvaluateOutcome {
   grpc::Status status;
