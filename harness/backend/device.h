@@ -122,6 +122,17 @@ class DeviceBuffer {
   int64_t bytes_ = 0;
 };
 
+// Makes `buffer` hold at least `bytes` (the timing protocol's flush buffer): kept when large
+// enough, else released and allocated anew (contents undefined).
+[[nodiscard]] inline absl::Status GrowBuffer(Device& device, DeviceBuffer& buffer, int64_t bytes) {
+  if (buffer.data() != nullptr && buffer.bytes() >= bytes) return absl::OkStatus();
+  buffer = DeviceBuffer();
+  absl::StatusOr<DeviceBuffer> fresh = DeviceBuffer::Allocate(device, bytes);
+  if (!fresh.ok()) return fresh.status();
+  buffer = *std::move(fresh);
+  return absl::OkStatus();
+}
+
 }  // namespace kiln
 
 #endif  // KILN_HARNESS_BACKEND_DEVICE_H_

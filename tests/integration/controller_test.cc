@@ -30,20 +30,7 @@ class ControllerInstance {
     child_.emplace(Child::Start({ControllerBinary(), "--listen", "127.0.0.1:0", "--data-dir",
                                  data_dir_, "--harness", harness},
                                 logs_ / "stdout", logs_ / "stderr"));
-    static const std::regex kListening("kiln-controller listening on (\\S+)");
-    double deadline = NowSeconds() + 60;
-    while (address_.empty()) {
-      std::smatch m;
-      std::string out = child_->ReadOut();
-      if (std::regex_search(out, m, kListening)) {
-        address_ = m[1];
-        break;
-      }
-      if (!child_->running() || NowSeconds() > deadline) {
-        FAIL("kiln-controller did not come up:\n" << child_->ReadErr());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    address_ = WaitForListening(*child_, "kiln-controller");
   }
   ~ControllerInstance() {
     if (child_ && child_->running()) {

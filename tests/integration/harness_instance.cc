@@ -34,20 +34,7 @@ HarnessInstance::HarnessInstance(std::string data_dir, const std::vector<std::st
                                 "--worker-timeout-s", std::to_string(kWorkerTimeoutS)};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   child_.emplace(Child::Start(argv, logs_ / "stdout", logs_ / "stderr"));
-  static const std::regex kListening("kiln-harness listening on (\\S+)");
-  double deadline = NowSeconds() + 60;
-  while (address_.empty()) {
-    std::smatch m;
-    std::string out = child_->ReadOut();
-    if (std::regex_search(out, m, kListening)) {
-      address_ = m[1];
-      break;
-    }
-    if (!child_->running() || NowSeconds() > deadline) {
-      FAIL("kiln-harness did not come up:\n" << log());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  address_ = WaitForListening(*child_, "kiln-harness");
 }
 
 HarnessInstance::~HarnessInstance() {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -217,6 +218,20 @@ std::vector<std::string> KillOrphans() {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return names;
+}
+
+std::string WaitForListening(Child& child, const std::string& program) {
+  const std::regex listening(program + " listening on (\\S+)");
+  const double deadline = NowSeconds() + 60;
+  for (;;) {
+    std::smatch m;
+    const std::string out = child.ReadOut();
+    if (std::regex_search(out, m, listening)) return m[1];
+    if (!child.running() || NowSeconds() > deadline) {
+      FAIL(program << " did not come up:\n" << child.ReadErr());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace kiln::testing

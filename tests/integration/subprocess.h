@@ -60,6 +60,10 @@ Completed Run(const std::vector<std::string>& argv, double timeout_s = 120);
 // Seconds on a monotonic clock.
 double NowSeconds();
 
+// Waits until `child` prints "<program> listening on HOST:PORT" on stdout and returns HOST:PORT;
+// fails the test (with its stderr) when it exits or 60 s pass first.
+std::string WaitForListening(Child& child, const std::string& program);
+
 // Reads a whole file; empty when it cannot be read.
 std::string Slurp(const std::string& path);
 

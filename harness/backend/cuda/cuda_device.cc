@@ -144,7 +144,7 @@ CudaDevice::~CudaDevice() {
     std::fprintf(stderr, "kiln-worker: CUDA device %d clocks at exit: %s\n", ordinal_,
                  ClockReport().c_str());
   }
-  Free(flush_buffer_);
+  flush_buffer_ = DeviceBuffer();
   checksum_.reset();
   events_.reset();
   if (stream_ != nullptr) {
@@ -294,18 +294,11 @@ void CudaDevice::ResetPersistingL2() {
 absl::Status CudaDevice::Flush(int64_t bytes) {
   if (!failure_.ok()) return failure_;
   ResetPersistingL2();
-  if (bytes > flush_capacity_) {
-    Free(flush_buffer_);
-    flush_buffer_ = nullptr;
-    flush_capacity_ = 0;
-    absl::StatusOr<void*> buffer = Allocate(bytes);
-    if (!buffer.ok()) return buffer.status();
-    flush_buffer_ = *buffer;
-    flush_capacity_ = bytes;
-  }
   if (bytes > 0) {
-    absl::Status s = Check(rt_.MemsetAsync(flush_buffer_, 0, static_cast<size_t>(bytes), stream_),
-                           "cudaMemsetAsync(flush)");
+    if (absl::Status s = GrowBuffer(*this, flush_buffer_, bytes); !s.ok()) return s;
+    absl::Status s =
+        Check(rt_.MemsetAsync(flush_buffer_.data(), 0, static_cast<size_t>(bytes), stream_),
+              "cudaMemsetAsync(flush)");
     if (!s.ok()) return s;
   }
   return SynchronizeDevice();

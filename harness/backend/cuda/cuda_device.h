@@ -95,8 +95,7 @@ class CudaDevice final : public Device {
   std::string name_;
   int64_t l2_bytes_ = 0;
   bool persisting_l2_ = false;  // the GPU can set L2 aside for persisting accesses
-  void* flush_buffer_ = nullptr;
-  int64_t flush_capacity_ = 0;
+  DeviceBuffer flush_buffer_;  // grown by Flush
   std::unique_ptr<CuptiTimer> cupti_;
   std::unique_ptr<EventTimer> events_;
   std::unique_ptr<NvmlClocks> clocks_;

@@ -26,7 +26,7 @@ HostDevice::HostDevice() : device_name_(CpuModelName()) {
   default_flush_bytes_ = llc > 0 ? 2 * llc : kFallbackFlushBytes;
 }
 
-HostDevice::~HostDevice() { std::free(flush_buffer_); }
+HostDevice::~HostDevice() { flush_buffer_ = DeviceBuffer(); }
 
 absl::StatusOr<void*> HostDevice::Allocate(int64_t bytes) {
   if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("negative allocation ", bytes));
@@ -71,20 +71,12 @@ constexpr int64_t kCacheLineBytes = 64;
 
 absl::Status HostDevice::Flush(int64_t bytes) {
   if (bytes <= 0) return absl::OkStatus();
-  if (bytes > flush_capacity_) {
-    std::free(flush_buffer_);
-    flush_buffer_ = nullptr;
-    flush_capacity_ = 0;
-    absl::StatusOr<void*> buffer = Allocate(bytes);
-    if (!buffer.ok()) return buffer.status();
-    flush_buffer_ = *buffer;
-    flush_capacity_ = bytes;
-  }
+  if (absl::Status s = GrowBuffer(*this, flush_buffer_, bytes); !s.ok()) return s;
   // One ordinary store per cache line. Not memset: for buffers this large glibc uses
   // non-temporal stores, which bypass the caches and so would evict nothing.
-  volatile uint8_t* lines = static_cast<volatile uint8_t*>(flush_buffer_);
+  volatile uint8_t* lines = static_cast<volatile uint8_t*>(flush_buffer_.data());
   for (int64_t off = 0; off < bytes; off += kCacheLineBytes) lines[off] = 0;
-  ClobberMemory(flush_buffer_);
+  ClobberMemory(flush_buffer_.data());
   return absl::OkStatus();
 }
 

@@ -44,8 +44,7 @@ class HostDevice final : public Device {
   int64_t default_flush_bytes_;
   std::string device_name_;
   // The flush buffer, allocated on first use and grown when a larger flush is asked for.
-  void* flush_buffer_ = nullptr;
-  int64_t flush_capacity_ = 0;
+  DeviceBuffer flush_buffer_;  // grown by Flush
 };
 
 }  // namespace kiln

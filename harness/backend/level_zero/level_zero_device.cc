@@ -133,7 +133,7 @@ absl::Status LevelZeroDevice::CreateBuiltinKernels() {
 
 LevelZeroDevice::~LevelZeroDevice() {
   if (!failure_.ok()) return;  // a lost device may hang any call; the process is exiting
-  Free(flush_buffer_);
+  flush_buffer_ = DeviceBuffer();
   if (flush_kernel_ != nullptr) ze_.KernelDestroy(flush_kernel_);
   if (marker_kernel_ != nullptr) ze_.KernelDestroy(marker_kernel_);
   if (module_ != nullptr) ze_.ModuleDestroy(module_);
@@ -226,22 +226,15 @@ int64_t LevelZeroDevice::DefaultFlushBytes() const {
 
 absl::Status LevelZeroDevice::Flush(int64_t bytes) {
   if (!failure_.ok()) return failure_;
-  if (bytes > flush_capacity_) {
-    Free(flush_buffer_);
-    flush_buffer_ = nullptr;
-    flush_capacity_ = 0;
-    absl::StatusOr<void*> buffer = Allocate(bytes);
-    if (!buffer.ok()) return buffer.status();
-    flush_buffer_ = *buffer;
-    flush_capacity_ = bytes;
-  }
   if (bytes > 0) {
+    if (absl::Status s = GrowBuffer(*this, flush_buffer_, bytes); !s.ok()) return s;
+    void* flush_data = flush_buffer_.data();
     uint64_t n = static_cast<uint64_t>(bytes / kFlushElementBytes);
     if (n == 0) n = 1;
     ze_group_count_t groups{static_cast<uint32_t>((n + kFlushGroupSize - 1) / kFlushGroupSize), 1,
                             1};
     absl::Status s =
-        Check(ze_.KernelSetArgumentValue(flush_kernel_, 0, sizeof(void*), &flush_buffer_),
+        Check(ze_.KernelSetArgumentValue(flush_kernel_, 0, sizeof(void*), &flush_data),
               "zeKernelSetArgumentValue(kiln_flush, 0)");
     if (s.ok()) {
       s = Check(ze_.KernelSetArgumentValue(flush_kernel_, 1, sizeof n, &n),

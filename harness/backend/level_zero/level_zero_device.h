@@ -84,8 +84,7 @@ class LevelZeroDevice final : public Device {
   ze_module_handle_t module_ = nullptr;
   ze_kernel_handle_t flush_kernel_ = nullptr;
   ze_kernel_handle_t marker_kernel_ = nullptr;
-  void* flush_buffer_ = nullptr;
-  int64_t flush_capacity_ = 0;
+  DeviceBuffer flush_buffer_;  // grown by Flush
   absl::Status failure_;
 };
 
