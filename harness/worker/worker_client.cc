@@ -213,8 +213,10 @@ class WorkerChannel {
  public:
   WorkerChannel(Fd request_fd, Fd event_fd, std::string request_frame,
                 const std::function<void(const v1::WorkerStatus&)>& on_status,
-                const std::atomic<bool>* cancel)
-      : request_fd_(std::move(request_fd)),
+                const std::atomic<bool>* cancel, std::string log_path, int64_t max_log_bytes)
+      : log_path_(std::move(log_path)),
+        max_log_bytes_(max_log_bytes),
+        request_fd_(std::move(request_fd)),
         event_fd_(std::move(event_fd)),
         request_(std::move(request_frame)),
         on_status_(on_status),
@@ -235,9 +237,14 @@ class WorkerChannel {
   std::optional<v1::WorkerStatus> last_status;
   bool malformed = false;
   bool cancelled = false;
+  bool log_flooded = false;  // killed for writing more than max_log_bytes of log
 
  private:
   void WriteRequest();
+  // Kills the worker once its log is over the limit.
+  void WatchLog();
+  const std::string log_path_;
+  const int64_t max_log_bytes_;
   void ReadEvents();
   void ParseFrames();
 
@@ -263,6 +270,7 @@ void WorkerChannel::Pump() {
       cancelled = true;
       kill = true;
     }
+    WatchLog();
     if (process_done.load()) {
       if (event_fd_.get() < 0) break;
       auto now = std::chrono::steady_clock::now();
@@ -283,6 +291,14 @@ void WorkerChannel::Pump() {
     if (n > 1 && fds[1].revents != 0) WriteRequest();
     if (fds[0].revents != 0) ReadEvents();
   }
+}
+
+void WorkerChannel::WatchLog() {
+  if (max_log_bytes_ <= 0 || log_flooded || log_path_.empty()) return;
+  struct stat st;
+  if (::stat(log_path_.c_str(), &st) != 0 || st.st_size <= max_log_bytes_) return;
+  log_flooded = true;
+  kill = true;
 }
 
 void WorkerChannel::WriteRequest() {
@@ -379,6 +395,14 @@ v1::WorkerResult Interpret(const WorkerLaunch& launch, const v1::WorkerRequest& 
     return *std::move(channel.result);
   }
   if (channel.cancelled) return Failure(v1::CANCELLED, "cancelled");
+  if (channel.log_flooded) {
+    return Failure(v1::RUNTIME_ERROR,
+                   WithLogTail(absl::StrFormat("the worker's output passed %d MiB and it was "
+                                               "killed (stage: %s); print less",
+                                               launch.max_log_bytes >> 20,
+                                               StageText(channel.last_status)),
+                               launch));
+  }
   if (process.timed_out) {
     return Failure(v1::TIMEOUT, absl::StrFormat("timed out after %g s (stage: %s)",
                                                 launch.timeout_s, StageText(channel.last_status)));
@@ -429,7 +453,7 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
   if (!process.ok()) return process.status();
 
   WorkerChannel channel(std::move(request_write), std::move(event_read), std::move(frame),
-                        on_status, cancel);
+                        on_status, cancel, launch.log_path, launch.max_log_bytes);
   std::thread pump([&channel] { channel.Pump(); });
   ProcessResult result = process->Wait(&channel.kill);
   channel.process_done = true;

@@ -22,6 +22,9 @@ struct WorkerLaunch {
   std::string log_path;         // worker stdout+stderr (candidate prints land here)
   double timeout_s = 300;       // whole worker, start to result
   int64_t max_address_space = 0;
+  // The worker is killed (RUNTIME_ERROR) once its log grows past this: a candidate printing in a
+  // loop would otherwise fill the node's disk until the time limit. 0: no limit.
+  int64_t max_log_bytes = int64_t{64} << 20;
   // The sandbox the worker runs in (null: unconfined). Its writable folder is job_dir.
   std::shared_ptr<const SandboxPolicy> sandbox;
 };
