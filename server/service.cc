@@ -99,13 +99,20 @@ grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Evaluate(
   return reactor;
 }
 
-absl::Status HarnessService::StartRun(const Principal& caller, const v1::EvaluateRequest& request,
-                                      EvaluateReactor* reactor) {
+absl::StatusOr<AdmittedRun> HarnessService::AdmitAndReserve(const v1::EvaluateRequest& request) {
   Scheduler& scheduler = *context_.scheduler;
   if (!scheduler.admitting()) return absl::UnavailableError("draining");
   auto admitted = AdmitRequest(request, *context_.node->archive, context_.admission);
   if (!admitted.ok()) return admitted.status();
   if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) return reserved;
+  return admitted;
+}
+
+absl::Status HarnessService::StartRun(const Principal& caller, const v1::EvaluateRequest& request,
+                                      EvaluateReactor* reactor) {
+  Scheduler& scheduler = *context_.scheduler;
+  auto admitted = AdmitAndReserve(request);
+  if (!admitted.ok()) return admitted.status();
   if (context_.quota != nullptr) {
     absl::StatusOr<std::shared_ptr<void>> hold = context_.quota->Admit(caller);
     if (!hold.ok()) {
@@ -155,10 +162,8 @@ absl::StatusOr<std::string> HarnessService::StartReferenceCheck(const Principal&
   request.mutable_solution()->set_name(absl::StrCat(def.name(), "_reference_check"));
   *request.add_workloads() = workload;
   Scheduler& scheduler = *context_.scheduler;
-  if (!scheduler.admitting()) return absl::UnavailableError("draining");
-  auto admitted = AdmitRequest(request, *context_.node->archive, context_.admission);
+  auto admitted = AdmitAndReserve(request);
   if (!admitted.ok()) return admitted.status();
-  if (absl::Status reserved = scheduler.Reserve(); !reserved.ok()) return reserved;
   admitted->principal = kHarnessPrincipal;
   const absl::Time now = absl::Now();
   LogEvent(context_.node->quiet, "reference_check",

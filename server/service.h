@@ -68,6 +68,8 @@ class HarnessService final : public v1::Harness::CallbackService {
   // The caller named by the call's bearer token (UNAUTHENTICATED when there is none or it is
   // unknown). Every RPC starts here.
   absl::StatusOr<Principal> Caller(grpc::CallbackServerContext* ctx) const;
+  // Admission and a device-queue reservation, which the caller then owns (Release on failure).
+  absl::StatusOr<AdmittedRun> AdmitAndReserve(const v1::EvaluateRequest& request);
   // Admission, quotas and the run's creation; on success the run is queued.
   absl::Status StartRun(const Principal& caller, const v1::EvaluateRequest& request,
                         EvaluateReactor* reactor);

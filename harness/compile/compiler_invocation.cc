@@ -18,7 +18,8 @@ constexpr int64_t kMaxLogBytes = 1 << 20;
 constexpr int64_t kMaxOutputFileBytes = int64_t{1} << 30;
 constexpr int64_t kMaxCompilerMemoryBytes = int64_t{4} << 30;
 
-// A compiler outside /usr (a toolkit in /opt, $CXX elsewhere) is seen with its install prefix.
+// A compiler outside the system prefix (a separately installed toolkit, a $CXX elsewhere) is seen
+// with its install prefix.
 std::vector<std::string> ReadablePaths(const CompilerInvocation& invocation) {
   std::vector<std::string> paths = invocation.readonly_paths;
   absl::StatusOr<std::string> program = FindProgram(invocation.argv[0], invocation.env);

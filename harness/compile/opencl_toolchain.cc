@@ -28,8 +28,9 @@ extern const int kOpenClLauncherFiles_count;
 
 namespace {
 
+// Where the build found level_zero/ze_api.h; without it the toolchain reports the headers missing.
 #ifndef KILN_LEVEL_ZERO_INCLUDE_DIR
-#define KILN_LEVEL_ZERO_INCLUDE_DIR "/usr/include"
+#define KILN_LEVEL_ZERO_INCLUDE_DIR ""
 #endif
 
 constexpr char kClangFlags[] = "-cl-std=CL2.0 -target spir64 -emit-llvm -c -O2";
