@@ -42,6 +42,10 @@ std::vector<CommandSpec> BuildCommands() {
         {"workloads", "FILE.jsonl", "workloads to evaluate (default: the registered ones)"},
         {"mode", "M", "timing mode: official | kernelbench | robust (default: the node's)"},
         {"backend", "B", "host | cuda | level_zero (default: the node's)"},
+        {"baseline", "B",
+         "also time torch_eager or torch_compile (the definition's Python reference under "
+         "torch) and report the speedup over it; repeatable",
+         false, true},
         JsonFlag("{\"run_id\",\"status\",\"traces\"}"),
         {"timeout-s", "S", "give up after S seconds (default 3600)"}},
        {}},
@@ -58,11 +62,30 @@ std::vector<CommandSpec> BuildCommands() {
        "show one run: status, stage times, traces, compiler log, sources",
        {JsonFlag("the run")},
        {"RUN_ID"}},
+      {"runs export",
+       "--format flashinfer-trace [flags] > traces.jsonl",
+       "archived traces as flashinfer-bench Trace lines (JSONL) on stdout",
+       {{"format", "F", "flashinfer-trace (the only format; default)"},
+        {"definition", "NAME", "only runs of this definition"},
+        {"status", "S", "only runs with this overall status (PASSED, COMPILE_ERROR, ...)"},
+        {"since", "T", "only runs created since T: 2026-11-29, RFC 3339, or an age (24h, 7d)"},
+        {"solutions", "DIR", "also write each run's solution to DIR/<definition>/<name>.json"},
+        {"page-size", "N", "runs per ListRuns page (default 100, at most 1000)"},
+        {"progress-every", "N", "progress line on stderr every N runs (default 100; 0: none)"}},
+       {}},
       {"defs add",
        "FILE [--workloads FILE.jsonl]",
        "register a definition and its workloads",
        {{"workloads", "FILE.jsonl", "workloads to register with it"}},
        {"FILE"}},
+      {"defs import",
+       "DIR [--definition NAME]... [--dry-run] [--strict] [--json]",
+       "register a flashinfer-bench dataset folder: definitions, workloads, their blobs",
+       {{"definition", "NAME", "import only this definition (repeatable)", false, true},
+        {"dry-run", "", "validate everything, upload and register nothing"},
+        {"strict", "", "exit 1 when any workload is left out (missing blob, ...)"},
+        JsonFlag("the import report")},
+       {"DIR"}},
       {"defs list", "[--json]", "list registered definitions", {JsonFlag("the definitions")}, {}},
       {"node",
        "[--json]",
@@ -95,6 +118,18 @@ std::vector<CommandSpec> BuildCommands() {
        "DEFINITION [--mode M] [--json]",
        "best PASSED latency of every team on a definition (registered workloads only)",
        {{"mode", "M", "timing mode (default: the node's)"}, JsonFlag("the leaderboard")},
+       {"DEFINITION"}},
+      {"report",
+       "DEFINITION [--json] [--svg FILE] [--baseline B] [--by team|solution]",
+       "per workload and team: best PASSED latency, baselines, speedups, score, fast_p",
+       {{"baseline", "B",
+         "reference | torch_eager | torch_compile: speedups, fast_p and the SVG vs it "
+         "(default reference; --json carries all)"},
+        {"by", "G", "team (principal; author without --tokens) or solution (default team)"},
+        {"mode", "M", "timing mode of the runs compared (default: the node's)"},
+        {"backend", "B", "backend of the runs compared (default: the one most runs used)"},
+        {"svg", "FILE", "also write the fast_p curves and per-workload speedups as SVG"},
+        JsonFlag("the report")},
        {"DEFINITION"}},
       {"demo",
        "[--mode M]",
@@ -195,6 +230,13 @@ std::string ParsedArgs::Get(const std::string& flag, const std::string& fallback
   return it == values.end() ? fallback : it->second;
 }
 
+std::vector<std::string> ParsedArgs::GetAll(const std::string& flag) const {
+  auto it = repeated.find(flag);
+  if (it != repeated.end()) return it->second;
+  if (Has(flag)) return {Get(flag)};
+  return {};
+}
+
 absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
                                      const std::vector<std::string>& args) {
   ParsedArgs parsed;
@@ -226,7 +268,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
     if (flag == nullptr) {
       return UsageError(spec.name, absl::StrCat("unknown flag '--", name, "'"));
     }
-    if (parsed.Has(name)) {
+    if (parsed.Has(name) && !flag->repeatable) {
       return UsageError(spec.name, absl::StrCat("flag '--", name, "' given twice"));
     }
     if (flag->value_name.empty()) {
@@ -242,6 +284,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,
       return UsageError(spec.name,
                         absl::StrCat("flag '--", name, "' needs a value (", flag->value_name, ")"));
     }
+    if (flag->repeatable) parsed.repeated[name].push_back(parsed.values[name]);
   }
   if (parsed.Has("help")) return parsed;
   if (absl::Status complete = CheckComplete(spec, parsed); !complete.ok()) return complete;
@@ -306,8 +349,8 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
         return UsageError(name,
                           "expected a subcommand: start | list | show | watch | cancel | export");
       }
-      return UsageError(name, name == "runs" ? "expected a subcommand: list | show"
-                                             : "expected a subcommand: add | list");
+      return UsageError(name, name == "runs" ? "expected a subcommand: list | show | export"
+                                             : "expected a subcommand: add | import | list");
     }
     name = absl::StrCat(name, " ", argv[i++]);
   }
@@ -387,11 +430,14 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "submit") return RunSubmit(inv, console);
   if (name == "runs list") return RunRunsList(inv, console);
   if (name == "runs show") return RunRunsShow(inv, console);
+  if (name == "runs export") return RunRunsExport(inv, console);
   if (name == "defs add") return RunDefsAdd(inv, console);
+  if (name == "defs import") return RunDefsImport(inv, console);
   if (name == "defs list") return RunDefsList(inv, console);
   if (name == "node") return RunNode(inv, console);
   if (name == "demo") return RunDemo(inv, console);
   if (name == "leaderboard") return RunLeaderboard(inv, console);
+  if (name == "report") return RunDefinitionReport(inv, console);
   if (name == "campaign start") return RunCampaignStart(inv, console);
   if (name == "campaign list") return RunCampaignList(inv, console);
   if (name == "campaign show") return RunCampaignShow(inv, console);

@@ -31,6 +31,7 @@ struct FlagSpec {
   std::string value_name;  // empty: a boolean flag that takes no value
   std::string help;
   bool required = false;
+  bool repeatable = false;  // may be given several times; ParsedArgs::GetAll has every value
 };
 
 struct CommandSpec {
@@ -49,10 +50,13 @@ const CommandSpec* FindCommand(std::string_view name);
 // The flags and positional arguments given to one command.
 struct ParsedArgs {
   std::map<std::string, std::string> values;  // flag name -> value ("" for booleans)
+  // Every value of a repeatable flag, in command-line order (values holds the last one).
+  std::map<std::string, std::vector<std::string>> repeated;
   std::vector<std::string> positionals;
 
   bool Has(const std::string& flag) const { return values.count(flag) > 0; }
   std::string Get(const std::string& flag, const std::string& fallback = "") const;
+  std::vector<std::string> GetAll(const std::string& flag) const;
 };
 
 // Parses `args` (what follows the command name) against `spec`. Accepts "--flag value",

@@ -10,11 +10,14 @@ namespace kiln::cli {
 int RunSubmit(const Invocation& inv, Console& console);    // submit.cc
 int RunRunsList(const Invocation& inv, Console& console);  // runs.cc
 int RunRunsShow(const Invocation& inv, Console& console);  // runs.cc
+int RunRunsExport(const Invocation& inv, Console& console);  // export.cc
 int RunDefsAdd(const Invocation& inv, Console& console);   // defs.cc
 int RunDefsList(const Invocation& inv, Console& console);  // defs.cc
+int RunDefsImport(const Invocation& inv, Console& console);  // defs_import.cc
 int RunNode(const Invocation& inv, Console& console);      // node.cc
 int RunDemo(const Invocation& inv, Console& console);      // demo.cc
 int RunLeaderboard(const Invocation& inv, Console& console);  // leaderboard.cc
+int RunDefinitionReport(const Invocation& inv, Console& console);  // definition_report_command.cc
 // campaign.cc: kiln campaign start | list | show | watch | cancel | export (kiln-controller).
 int RunCampaignStart(const Invocation& inv, Console& console);
 int RunCampaignList(const Invocation& inv, Console& console);

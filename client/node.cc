@@ -30,9 +30,10 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
     }
   }
   if (!node.devices().empty()) {
-    Table devices({{"backend"}, {"index", Align::kRight}, {"name"}, {"busy"}});
+    Table devices({{"backend"}, {"index", Align::kRight}, {"name"}, {"pci bus id"}, {"busy"}});
     for (const v1::DeviceInfo& d : node.devices()) {
-      devices.AddRow({d.backend(), absl::StrCat(d.index()), d.name(), d.busy() ? "yes" : "no"});
+      devices.AddRow({d.backend(), absl::StrCat(d.index()), d.name(),
+                      d.pci_bus_id().empty() ? "-" : d.pci_bus_id(), d.busy() ? "yes" : "no"});
     }
     out += "devices\n" + devices.Render();
   }

@@ -38,29 +38,65 @@ std::string AxesText(const v1::Workload& workload) {
   return absl::StrJoin(parts, ",");
 }
 
+// Baselines other than the reference that any trace carries, in first-seen order.
+std::vector<std::string> ExtraBaselines(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
+  std::vector<std::string> names;
+  for (const v1::Trace& trace : traces) {
+    for (const v1::BaselineResult& b : trace.kiln().baselines()) {
+      if (b.name() == "reference") continue;
+      if (std::find(names.begin(), names.end(), b.name()) == names.end()) names.push_back(b.name());
+    }
+  }
+  return names;
+}
+
+const v1::BaselineResult* FindBaseline(const v1::Trace& trace, const std::string& name) {
+  for (const v1::BaselineResult& b : trace.kiln().baselines()) {
+    if (b.name() == name) return &b;
+  }
+  return nullptr;
+}
+
 std::string TraceTable(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
-  Table table({{"#", Align::kRight},
-               {"workload"},
-               {"axes"},
-               {"status"},
-               {"latency ms", Align::kRight},
-               {"ref ms", Align::kRight},
-               {"speedup", Align::kRight},
-               {"max abs err", Align::kRight},
-               {"max rel err", Align::kRight}});
+  std::vector<Column> columns = {{"#", Align::kRight},
+                                 {"workload"},
+                                 {"axes"},
+                                 {"status"},
+                                 {"latency ms", Align::kRight},
+                                 {"ref ms", Align::kRight},
+                                 {"speedup", Align::kRight}};
+  const std::vector<std::string> extra = ExtraBaselines(traces);
+  for (const std::string& name : extra) {
+    columns.push_back({absl::StrCat(name, " ms"), Align::kRight});
+    columns.push_back({absl::StrCat("vs ", name), Align::kRight});
+  }
+  columns.push_back({"max abs err", Align::kRight});
+  columns.push_back({"max rel err", Align::kRight});
+  Table table(columns);
   int index = 0;
+  std::string notes;
   for (const v1::Trace& trace : traces) {
     ++index;
     const v1::Evaluation& e = trace.evaluation();
     bool compared = e.has_correctness();
-    table.AddRow({absl::StrCat(index), ShortId(trace.workload().uuid()), AxesText(trace.workload()),
-                  Status(trace), FormatMs(e.performance().latency_ms()),
-                  FormatMs(e.performance().reference_latency_ms()),
-                  FormatSpeedup(e.performance().speedup_factor()),
-                  compared ? FormatError(e.correctness().max_absolute_error()) : kAbsent,
-                  compared ? FormatError(e.correctness().max_relative_error()) : kAbsent});
+    std::vector<std::string> row = {
+        absl::StrCat(index), ShortId(trace.workload().uuid()), AxesText(trace.workload()),
+        Status(trace), FormatMs(e.performance().latency_ms()),
+        FormatMs(e.performance().reference_latency_ms()),
+        FormatSpeedup(e.performance().speedup_factor())};
+    for (const std::string& name : extra) {
+      const v1::BaselineResult* b = FindBaseline(trace, name);
+      row.push_back(b != nullptr ? FormatMs(b->latency_ms()) : std::string(kAbsent));
+      row.push_back(b != nullptr ? FormatSpeedup(b->speedup()) : std::string(kAbsent));
+      if (b != nullptr && !b->note().empty() && b->latency_ms() <= 0) {
+        absl::StrAppend(&notes, "  workload ", index, " ", name, ": ", b->note(), "\n");
+      }
+    }
+    row.push_back(compared ? FormatError(e.correctness().max_absolute_error()) : kAbsent);
+    row.push_back(compared ? FormatError(e.correctness().max_relative_error()) : kAbsent);
+    table.AddRow(std::move(row));
   }
-  return table.Render();
+  return table.Render() + notes;
 }
 
 double MeanSpeedup(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
@@ -95,6 +131,14 @@ std::string SummaryLine(const v1::Run& run) {
   double speedup = MeanSpeedup(run.traces());
   if (speedup > 0) absl::StrAppend(&line, ", mean speedup ", FormatSpeedup(speedup));
   if (!run.mode().empty()) absl::StrAppend(&line, ", mode ", run.mode());
+  for (const v1::Trace& trace : run.traces()) {
+    const std::string& source = trace.kiln().reference_source();
+    if (source.empty()) continue;
+    absl::StrAppend(&line, ", reference: ",
+                    source == "python" ? "the definition's Python run() under torch"
+                                       : "native_reference");
+    break;
+  }
   return line + "\n";
 }
 

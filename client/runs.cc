@@ -67,6 +67,16 @@ std::string RunFields(const v1::Run& run) {
   field("state", RunStateName(run.state()));
   field("mode", run.mode());
   field("backend", run.backend());
+  // The device it was timed on: which GPU of a multi-GPU node.
+  if (!run.device_name().empty()) {
+    std::string device = run.device_name();
+    if (run.backend() != "host") {
+      absl::StrAppend(&device, " (", run.backend() == "cuda" ? "GPU " : "device ",
+                      run.device_index(),
+                      run.device_pci_bus_id().empty() ? "" : ", " + run.device_pci_bus_id(), ")");
+    }
+    field("device", device);
+  }
   field("principal", run.principal());
   field("created", FormatUnixMs(run.created_unix_ms()));
   if (run.finished_unix_ms() > 0) field("finished", FormatUnixMs(run.finished_unix_ms()));
@@ -90,7 +100,7 @@ std::string RunSources(const v1::Run& run) {
 
 Json RunJson(const v1::Run& run) {
   Json json = ProtoToJson(run);
-  json["traces"] = TracesToJson(run.traces());
+  json["traces"] = TracesToJson(run.traces(), /*kiln_detail=*/true);
   return json;
 }
 

@@ -81,6 +81,7 @@ int RunSubmit(const Invocation& inv, Console& console) {
   for (v1::Workload& w : workloads) *request.add_workloads() = std::move(w);
   request.set_mode(inv.args.Get("mode"));
   request.set_backend(inv.args.Get("backend"));
+  for (const std::string& b : inv.args.GetAll("baseline")) request.add_baselines(b);
 
   EvaluationOutcome outcome = StreamEvaluation(connection, request, *timeout_s, console);
   return ReportEvaluation(outcome, inv.args.Has("json"), connection, console);

@@ -90,9 +90,9 @@ bool CampaignRunner::ProcessRequest(int64_t request_id, bool exhausted, bool onl
       Event("evaluation", absl::StrFormat("%s: %s, %.6f ms", s.ok() ? s->name() : c.hash, c.status,
                                           c.mean_latency_ms));
     }
-    if (state_.baseline_latency_ms <= 0 && summary.value("mean_reference_latency_ms", 0.0) > 0) {
+    if (state_.baseline_latency_ms <= 0 && summary.value("mean_baseline_latency_ms", 0.0) > 0) {
       // The reference is the baseline: its latency comes with the first timed run.
-      state_.baseline_latency_ms = summary["mean_reference_latency_ms"].get<double>();
+      state_.baseline_latency_ms = summary["mean_baseline_latency_ms"].get<double>();
       row_.baseline_latency_ms = state_.baseline_latency_ms;
       if (state_.incumbent_hash.empty()) {
         state_.incumbent_latency_ms = state_.baseline_latency_ms;

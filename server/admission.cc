@@ -35,20 +35,71 @@ absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std:
   return def;
 }
 
-absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& solution,
-                           const NodeBackend& backend) {
-  const v1::Solution& reference = def.native_reference();
-  if (!def.has_native_reference() || reference.sources().empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("definition '", def.name(),
-                     "' has no native_reference, and this node has no Python reference runner"));
+bool HasPythonReference(const v1::Definition& def) {
+  return def.reference().find_first_not_of(" \t\r\n") != std::string::npos;
+}
+
+bool HasNativeReference(const v1::Definition& def) {
+  return def.has_native_reference() && !def.native_reference().sources().empty();
+}
+
+// Why the Python reference cannot run here ("" when it can).
+std::string PythonUnavailable(const v1::Definition& def, const NodeBackend& backend,
+                              const PythonReference* python) {
+  if (!HasPythonReference(def)) return "it has no Python reference";
+  if (backend.name != "cuda") {
+    return absl::StrCat("Python references run on the cuda backend, not '", backend.name, "'");
   }
+  if (python == nullptr) return "this node has no Python reference runner";
+  if (!python->available) return absl::StrCat("no Python reference runner: ", python->note);
+  return "";
+}
+
+absl::StatusOr<std::string> ChooseReference(const v1::Definition& def,
+                                            const NodeBackend& backend,
+                                            const PythonReference* python) {
+  const std::string python_missing = PythonUnavailable(def, backend, python);
+  if (python_missing.empty()) return std::string(kPythonReference);
+  if (HasNativeReference(def)) return std::string(kNativeReference);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "definition '", def.name(), "' has no native_reference, and its Python reference cannot ",
+      "run here: ", python_missing));
+}
+
+absl::Status CheckBaselines(const v1::EvaluateRequest& request, const v1::Definition& def,
+                            const NodeBackend& backend, const PythonReference* python) {
+  for (int i = 0; i < request.baselines_size(); ++i) {
+    const std::string& name = request.baselines(i);
+    if (!Contains(BaselineNames(), name)) {
+      return absl::InvalidArgumentError(absl::StrCat("baselines[", i, "]: '", name,
+                                                     "' is not one of ",
+                                                     absl::StrJoin(BaselineNames(), ", ")));
+    }
+    for (int j = 0; j < i; ++j) {
+      if (request.baselines(j) == name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("baselines[", i, "]: '", name, "' is named twice"));
+      }
+    }
+  }
+  if (request.baselines().empty()) return absl::OkStatus();
+  const std::string missing = PythonUnavailable(def, backend, python);
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "baselines[0]: ", request.baselines(0), " runs definition '", def.name(),
+      "''s Python reference under torch, which cannot run here: ", missing));
+}
+
+absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& solution,
+                           const NodeBackend& backend, const std::string& reference_source) {
+  const v1::Solution& reference = def.native_reference();
   const std::string& language = solution.spec().language();
   if (!Contains(backend.languages, language)) {
     return absl::FailedPreconditionError(
         absl::StrCat("solution.spec.language: '", language, "' does not run on backend '",
                      backend.name, "' (it runs ", absl::StrJoin(backend.languages, ", "), ")"));
   }
+  if (reference_source == kPythonReference) return absl::OkStatus();
   // A C++ reference runs on the host whatever the candidate's backend (ReferenceBackendName).
   if (ReferenceBackendName(reference.spec().language(), backend.name) != "host" &&
       !Contains(backend.languages, reference.spec().language())) {
@@ -98,6 +149,11 @@ absl::Status CheckLevelZeroPresent(const v1::EvaluateRequest& request,
 
 }  // namespace
 
+const std::vector<std::string>& BaselineNames() {
+  static const std::vector<std::string> kNames = {"torch_eager", "torch_compile"};
+  return kNames;
+}
+
 const std::vector<std::string>& TimingModeNames() {
   static const std::vector<std::string> kModes = {"official", "kernelbench", "robust"};
   return kModes;
@@ -145,9 +201,19 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
   auto backend = SelectBackend(*policy.backends, requested);
   if (!backend.ok()) return backend.status();
   run.backend = *backend;
-  if (absl::Status s = CheckRunnable(run.definition, request.solution(), *run.backend); !s.ok()) {
+  auto source = ChooseReference(run.definition, *run.backend, policy.python);
+  if (!source.ok()) return source.status();
+  run.reference_source = *std::move(source);
+  if (absl::Status s =
+          CheckRunnable(run.definition, request.solution(), *run.backend, run.reference_source);
+      !s.ok()) {
     return s;
   }
+  if (absl::Status s = CheckBaselines(request, run.definition, *run.backend, policy.python);
+      !s.ok()) {
+    return s;
+  }
+  run.baselines.assign(request.baselines().begin(), request.baselines().end());
   run.solution = request.solution();
   if (run.solution.definition().empty()) run.solution.set_definition(run.definition.name());
   return run;

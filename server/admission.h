@@ -13,6 +13,7 @@
 #include "harness/model/validate.h"
 #include "kiln/v1/harness.pb.h"
 #include "server/backend.h"
+#include "server/python_reference.h"
 
 namespace kiln {
 
@@ -20,7 +21,14 @@ struct AdmissionPolicy {
   Limits limits;
   std::string default_mode = "official";
   const std::vector<NodeBackend>* backends = nullptr;  // the node's; first is the default
+  const PythonReference* python = nullptr;  // null or unavailable: native references only
 };
+
+// What computes a run's reference outputs and latency.
+inline constexpr char kPythonReference[] = "python";
+inline constexpr char kNativeReference[] = "native_reference";
+// Baselines a request may name besides the reference.
+const std::vector<std::string>& BaselineNames();
 
 // A request that passed admission, with the node's defaults filled in.
 struct AdmittedRun {
@@ -30,6 +38,11 @@ struct AdmittedRun {
   std::string mode;
   const NodeBackend* backend = nullptr;
   bool registered_workloads = false;  // the request named no workloads
+  // kPythonReference: the definition's `reference` run() under torch (flashinfer-bench's
+  // reference), chosen on a CUDA backend when the node's python3 imports torch; else
+  // kNativeReference.
+  std::string reference_source;
+  std::vector<std::string> baselines;  // torch_eager | torch_compile, as requested
   std::string principal;              // who submitted it; set by the service
   std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
 };
@@ -41,7 +54,8 @@ absl::Status ValidateMode(const std::string& mode);
 
 // Errors: NOT_FOUND for an unregistered definition; INVALID_ARGUMENT naming the field for bad
 // solutions, workloads, modes or backends; FAILED_PRECONDITION for what this node cannot do
-// (no native reference, no workloads, a language its backend does not run).
+// (no reference this node can run, no workloads, a language its backend does not run, a torch
+// baseline without torch).
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy);
 

@@ -81,6 +81,7 @@ absl::Status Evaluation::Create() {
   *run_.mutable_solution() = s;
   run_.set_principal(admitted_.principal.empty() ? "local" : admitted_.principal);
   run_.set_registered_workloads(admitted_.registered_workloads);
+  for (const std::string& b : admitted_.baselines) run_.add_baselines(b);
   if (absl::Status created = node_.archive->CreateRun(run_); !created.ok()) return created;
   run_.clear_solution();  // archived; the sources are not needed again
   LogEvent(node_.quiet, "run_admitted",
@@ -168,6 +169,8 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
 }
 
 bool Evaluation::CompileReference() {
+  // The Python reference is run by the node's python3; nothing to compile.
+  if (admitted_.reference_source == kPythonReference) return true;
   DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
   const v1::Solution& reference = admitted_.definition.native_reference();
   const std::string target =
@@ -191,9 +194,25 @@ bool Evaluation::CompileReference() {
   return false;
 }
 
-void Evaluation::RunOnDevice(int device_index) {
+void Evaluation::RunOnDevice(int device_slot) {
   const absl::Time started = absl::Now();
-  device_index_ = device_index;
+  device_index_ = device_slot;
+  on_device_ = true;
+  // The run record names the device it is timed on, from the moment it holds the slot.
+  const NodeBackend& backend = *admitted_.backend;
+  const size_t slot = static_cast<size_t>(device_slot);
+  run_.set_device_index(slot < backend.placements.size() ? backend.placements[slot].index
+                                                         : device_slot);
+  run_.set_device_name(slot < backend.devices.size() ? backend.devices[slot] : "");
+  run_.set_device_pci_bus_id(slot < backend.placements.size() ? backend.placements[slot].pci_bus_id
+                                                              : "");
+  Archived(node_.archive->RecordDevice(run_id(), run_.device_index(), run_.device_name(),
+                                       run_.device_pci_bus_id()),
+           "RecordDevice");
+  LogEvent(node_.quiet, "run_on_device",
+           {{"run_id", run_id()},
+            {"backend", backend.name},
+            {"device", DeviceHardwareLabel(backend, device_slot)}});
   const int n = static_cast<int>(traces_.size());
   for (int i = 0; i < n; ++i) {
     if (traces_[i].has_value()) continue;
@@ -206,15 +225,23 @@ void Evaluation::RunOnDevice(int device_index) {
     job.run_id = run_id();
     job.mode = admitted_.mode;
     job.backend = admitted_.backend;
-    job.device_index = device_index;
+    job.device_index = device_slot;
     job.candidate = &*candidate_;
-    job.reference = &*reference_;
+    job.reference = reference_.has_value() ? &*reference_ : nullptr;
+    job.reference_source = admitted_.reference_source;
+    job.baselines = &admitted_.baselines;
     job.job_dir = absl::StrCat(node_.jobs_dir, "/", run_id(), "/w", i);
     WorkloadResult result = EvaluateWorkload(
         node_, job, [this](v1::RunState s) { OnWorkerStage(s); }, cancel_.get());
     if (!result.worker_log.empty()) {
       Archived(node_.archive
                    ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i), result.worker_log)
+                   .status(),
+               "PutArtifact");
+    }
+    for (const auto& [name, log] : result.baseline_logs) {
+      Archived(node_.archive
+                   ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i, "_", name), log)
                    .status(),
                "PutArtifact");
     }
@@ -289,8 +316,12 @@ void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDeta
   *trace.mutable_workload() = admitted_.workloads[index];
   trace.set_solution(admitted_.solution.name());
   v1::Environment* env = evaluation.mutable_environment();
+  // "NVIDIA H200 (GPU 1, 0000:19:00.0)": which of the node's GPUs timed it. Traces decided
+  // before the run had a device slot (compile errors) name the backend's device model only.
   const auto& devices = admitted_.backend->devices;
-  env->set_hardware(device_index_ < static_cast<int>(devices.size()) ? devices[device_index_] : "");
+  env->set_hardware(on_device_            ? DeviceHardwareLabel(*admitted_.backend, device_index_)
+                    : devices.empty() ? ""
+                                      : devices.front());
   env->mutable_libs()->insert(node_.libs.begin(), node_.libs.end());
   evaluation.set_timestamp(Iso8601(absl::Now()));
   *trace.mutable_evaluation() = std::move(evaluation);

@@ -21,6 +21,7 @@
 #include "server/admission.h"
 #include "server/event_sink.h"
 #include "server/node_context.h"
+#include "server/scheduled_run.h"
 #include "server/stage_clock.h"
 
 namespace kiln {
@@ -29,7 +30,7 @@ namespace kiln {
 // form "kiln:allow-library:cublas". Without one, a solution calling them is REJECTED.
 std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def);
 
-class Evaluation {
+class Evaluation : public ScheduledRun {
  public:
   // `sink` receives every event of the run and is released by Finish.
   Evaluation(const NodeContext& node, std::string run_id, AdmittedRun admitted,
@@ -41,16 +42,17 @@ class Evaluation {
   // sink was not used: the caller still owns the call.
   absl::Status Create();
   // Compiles the candidate and the native reference. Failures become traces.
-  void Compile();
+  void Compile() override;
   // True after a successful Compile: the workloads still have to run.
-  bool NeedsDevice() const { return needs_device_; }
-  // Evaluates every workload on device `device_index` of the run's backend.
-  void RunOnDevice(int device_index);
+  bool NeedsDevice() const override { return needs_device_; }
+  // Evaluates every workload on device slot `device_slot` of the run's backend. The run record
+  // names the slot's device (index, name, PCI bus id) and archives it before the first workload.
+  void RunOnDevice(int device_slot) override;
   // The overall verdict, FinishRun and the final event. Always the last call.
-  void Finish();
+  void Finish() override;
 
   const std::string& run_id() const { return run_.run_id(); }
-  const std::string& backend() const { return admitted_.backend->name; }
+  const std::string& backend() const override { return admitted_.backend->name; }
   bool cancelled() const { return cancel_->load(); }
 
  private:
@@ -84,7 +86,8 @@ class Evaluation {
   std::optional<CompileOutput> candidate_;
   std::optional<CompileOutput> reference_;
   bool needs_device_ = false;
-  int device_index_ = 0;
+  int device_index_ = 0;  // the device slot of RunOnDevice
+  bool on_device_ = false;  // RunOnDevice was called
   int current_workload_ = 0;
   int announced_workload_ = -1;  // the workload of the last stage event
   StageClock clock_;

@@ -171,6 +171,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<ReferenceTimingCache> reference_timings_;
+  PythonReference python_;
   std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
   std::set<std::string> builtin_names_;
   NodeContext node_;
@@ -270,9 +271,14 @@ absl::Status HarnessServerImpl::OpenSandbox() {
 absl::Status HarnessServerImpl::Open() {
   if (absl::Status s = ValidateOptions(options_); !s.ok()) return s;
   if (absl::Status s = OpenAccess(); !s.ok()) return s;
-  auto backends = ResolveNodeBackends(options_.backend);
+  auto backends = ResolveNodeBackends(options_.backend, options_.gpus);
   if (!backends.ok()) return backends.status();
   backends_ = *std::move(backends);
+  for (const NodeBackend& b : backends_) {
+    for (const std::string& warning : b.warnings) {
+      LogEvent(false, "device_warning", {{"backend", b.name}, {"warning", warning}});
+    }
+  }
   auto include_dir = FindIncludeDir(options_.include_dir);
   if (!include_dir.ok()) return include_dir.status();
   auto worker = FindWorker(options_.worker_path);
@@ -318,7 +324,12 @@ absl::Status HarnessServerImpl::Open() {
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();
   node_.worker_path = *std::move(worker);
+  python_ = ProbePythonReference(options_.python, node_.worker_path);
+  LogLine(options_.quiet, absl::StrCat("Python references: ", python_.available ? "" : "unavailable, ",
+                                       python_.note));
+  node_.python = &python_;
   node_.worker_timeout_s = options_.worker_timeout_s;
+  node_.host_flush_bytes = options_.host_flush_mb << 20;
   node_.compile_timeout_s = options_.compile_timeout_s;
   node_.quiet = options_.quiet;
   node_.libs["kiln"] = KILN_VERSION;
@@ -338,6 +349,7 @@ absl::Status HarnessServerImpl::Open() {
   context.admission.default_mode = options_.default_mode;
   context.check_references = options_.check_references;
   context.admission.backends = &backends_;
+  context.admission.python = &python_;
   context.facts =
       NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(), options_.default_mode};
   context.builtin_definitions = builtin_names_;

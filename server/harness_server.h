@@ -16,8 +16,12 @@ struct HarnessOptions {
   std::string listen = "127.0.0.1:50051";  // HOST:PORT; port 0 picks a free one
   std::string data_dir;                    // archive, compile cache, job folders
   std::string backend = "auto";            // auto | host | cuda | level_zero
+  std::string gpus = "all";                // CUDA devices served: all | "0,2,5" (--gpus)
   std::string default_mode = "official";   // official | kernelbench | robust
   std::string worker_path;                 // empty: kiln-worker next to this executable
+  // The python3 whose torch runs definitions' Python references ("none": native references
+  // only). Probed at start; without torch the node falls back to native references.
+  std::string python = "python3";
   std::string include_dir;                 // empty: found next to the executable or in source
   int compile_threads = 2;
   int max_queue = 64;             // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
@@ -32,6 +36,10 @@ struct HarnessOptions {
   bool check_references = true;
   std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
   int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB
+  // Host backend, official and robust modes: the cache-flush buffer in MiB (0: twice the
+  // last-level cache). For machines whose reported L3 makes every flush slow (a VM that shows
+  // its host's whole L3); the flush used is recorded with every timing.
+  int64_t host_flush_mb = 0;
 
   // Access, tenancy and operations (server/access_flags.cc lists the flags).
   std::string tokens_file;    // empty: loopback only, every caller is the operator "local"

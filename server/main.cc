@@ -29,6 +29,12 @@ ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, second
 ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
+ABSL_FLAG(int64_t, host_flush_mb, 0,
+          "host backend, official and robust modes: cache-flush buffer in MiB (0: twice the "
+          "last-level cache); recorded with every timing");
+ABSL_FLAG(std::string, python, "python3",
+          "the python3 whose torch runs definitions' Python references (flashinfer-bench "
+          "run()); none: native references only");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
@@ -69,6 +75,8 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
   o.max_queue = absl::GetFlag(FLAGS_max_queue);
   o.quiet = absl::GetFlag(FLAGS_quiet);
+  o.host_flush_mb = absl::GetFlag(FLAGS_host_flush_mb);
+  o.python = absl::GetFlag(FLAGS_python);
   o.check_references = absl::GetFlag(FLAGS_check_references);
   kiln::ApplyAccessFlags(&o);
   kiln::ApplySandboxFlags(&o);

@@ -45,14 +45,32 @@ std::vector<std::string> GpuNodesPresent() {
 
 nlohmann::json Backends(const HarnessOptions& options) {
   nlohmann::json out = nlohmann::json::array();
-  auto backends = ResolveNodeBackends(options.backend);
+  auto backends = ResolveNodeBackends(options.backend, options.gpus);
   if (!backends.ok()) {
     out.push_back({{"name", options.backend}, {"error", std::string(backends.status().message())}});
     return out;
   }
   bool level_zero = false;
   for (const NodeBackend& b : *backends) {
-    out.push_back({{"name", b.name}, {"devices", b.devices}, {"languages", b.languages}});
+    nlohmann::json entry = {{"name", b.name}, {"devices", b.devices}, {"languages", b.languages}};
+    if (b.name == "cuda") {
+      // Which GPUs are served (--gpus) and the device node each one's workers get.
+      nlohmann::json gpus = nlohmann::json::array();
+      for (size_t d = 0; d < b.placements.size() && d < b.devices.size(); ++d) {
+        const DevicePlacement& p = b.placements[d];
+        gpus.push_back({{"index", p.index},
+                        {"name", b.devices[d]},
+                        {"pci_bus_id", p.pci_bus_id},
+                        {"uuid", p.uuid},
+                        {"device_node", absl::StrCat("/dev/nvidia", p.device_minor)},
+                        {"minor_from_pci_bus_id", !p.minor_guessed},
+                        {"minor_source", p.minor_source}});
+      }
+      entry["gpus"] = std::move(gpus);
+      entry["gpus_requested"] = options.gpus;
+    }
+    if (!b.warnings.empty()) entry["warnings"] = b.warnings;
+    out.push_back(std::move(entry));
     level_zero = level_zero || b.name == "level_zero";
   }
   // Say plainly why Intel GPUs are not served (most nodes have no Level Zero driver).
@@ -111,6 +129,20 @@ std::string NodeCheckTable(const nlohmann::json& r) {
                                             : absl::StrCat(b["devices"].size(), " device(s): ",
                                                            absl::StrJoin(b["devices"].get<std::vector<std::string>>(), ", "));
     out += Row(b["name"].get<std::string>(), value);
+    for (const auto& gpu : b.value("gpus", nlohmann::json::array())) {
+      const bool mapped = gpu["minor_from_pci_bus_id"].get<bool>();
+      out += Row(absl::StrCat("  GPU ", gpu["index"].get<int>()),
+                 absl::StrCat(gpu["pci_bus_id"].get<std::string>().empty()
+                                  ? std::string("no PCI bus id")
+                                  : gpu["pci_bus_id"].get<std::string>(),
+                              " -> ", gpu["device_node"].get<std::string>(),
+                              mapped ? " (by PCI bus id)"
+                                     : " (ASSUMED: CUDA ordinal, the bus id could not be "
+                                       "mapped)"));
+    }
+    for (const auto& warning : b.value("warnings", nlohmann::json::array())) {
+      out += Row("  WARNING", warning.get<std::string>());
+    }
   }
   const auto& s = r["sandbox"];
   out += "\nsandbox\n";

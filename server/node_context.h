@@ -12,6 +12,7 @@
 #include "harness/compile/compiler.h"
 #include "harness/sandbox/sandbox.h"
 #include "server/metrics.h"
+#include "server/python_reference.h"
 #include "server/reference_timing_cache.h"
 #include "server/speed_of_light.h"
 
@@ -35,6 +36,11 @@ struct NodeContext {
   // one worker may use in it.
   std::shared_ptr<const Sandbox> sandbox;
   int64_t worker_memory_bytes = int64_t{16} << 30;
+  // Cache-flush bytes of host-backend timings in official and robust modes (0: twice the
+  // last-level cache, the protocol's default). Recorded in every TimingResult.
+  int64_t host_flush_bytes = 0;
+  // The Python reference runner (null or unavailable: native references only).
+  const PythonReference* python = nullptr;
 };
 
 }  // namespace kiln

@@ -32,6 +32,14 @@ v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load) {
       device->set_backend(backend.name);
       device->set_index(static_cast<int32_t>(d));
       device->set_name(backend.devices[d]);
+      device->set_device_minor(-1);
+      if (d < backend.placements.size()) {
+        const DevicePlacement& placement = backend.placements[d];
+        device->set_index(placement.index);
+        device->set_pci_bus_id(placement.pci_bus_id);
+        device->set_device_minor(placement.device_minor);
+        device->set_device_minor_source(placement.minor_source);
+      }
       device->set_busy(b < load.busy.size() && d < load.busy[b].size() && load.busy[b][d]);
     }
   }

@@ -1,5 +1,5 @@
-// kiln-harness's flags for the sandbox and the node check (--sandbox, --worker-memory-mb,
-// --check, --json). Defined here (not in main.cc) so that main only calls these functions.
+// kiln-harness's flags for the sandbox, the GPUs it serves and the node check (--sandbox,
+// --worker-memory-mb, --gpus, --check, --json). Defined here (not in main.cc) so that main only calls these functions.
 #ifndef KILN_SERVER_SANDBOX_FLAGS_H_
 #define KILN_SERVER_SANDBOX_FLAGS_H_
 

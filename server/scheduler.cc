@@ -49,7 +49,7 @@ void Scheduler::Done() {
   idle_.notify_all();
 }
 
-void Scheduler::Submit(std::shared_ptr<Evaluation> run) {
+void Scheduler::Submit(std::shared_ptr<ScheduledRun> run) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     compile_queue_.push_back(std::move(run));
@@ -86,7 +86,7 @@ void Scheduler::Stop() {
 
 void Scheduler::CompileLoop() {
   for (;;) {
-    std::shared_ptr<Evaluation> run;
+    std::shared_ptr<ScheduledRun> run;
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_.wait(lock, [this] { return stopping_ || !compile_queue_.empty(); });
@@ -118,16 +118,20 @@ void Scheduler::CompileLoop() {
 
 void Scheduler::DeviceLoop(size_t backend, int device) {
   for (;;) {
-    std::shared_ptr<Evaluation> run;
+    std::shared_ptr<ScheduledRun> run;
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto& queue = device_queues_[backend];
-      work_.wait(lock, [&] { return stopping_ || !queue.empty(); });
+      work_.wait(lock, [&] {
+        return (stopping_ && queue.empty()) || (!queue.empty() && FirstFreeSlot(backend, device));
+      });
       if (queue.empty()) return;
       run = std::move(queue.front());
       queue.pop_front();
       busy_[backend][device] = true;
     }
+    // The next free slot may take the next queued run now.
+    work_.notify_all();
     const absl::Time held_since = absl::Now();
     run->RunOnDevice(device);
     run->Finish();
@@ -140,6 +144,14 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
     }
     Done();
   }
+}
+
+bool Scheduler::FirstFreeSlot(size_t backend, int device) const {
+  const std::vector<bool>& busy = busy_[backend];
+  for (int d = 0; d < device; ++d) {
+    if (!busy[static_cast<size_t>(d)]) return false;
+  }
+  return true;
 }
 
 NodeLoad Scheduler::Load() const {

@@ -1,7 +1,9 @@
 // The node's work queues. Admitted runs wait for the compile pool (so the next candidate
 // compiles while the current one is timed), then for a device slot of their backend: one slot
-// per device, each running strictly one run at a time. The queue is bounded: a node holds at most
-// `max_queue` admitted, unfinished runs.
+// per device, each running strictly one run at a time, slots of one backend in parallel. A run
+// waiting for a backend takes its lowest-numbered free slot (on an idle node runs land on the
+// first GPU served). The queue is bounded: a node holds at most `max_queue` admitted,
+// unfinished runs.
 #ifndef KILN_SERVER_SCHEDULER_H_
 #define KILN_SERVER_SCHEDULER_H_
 
@@ -15,8 +17,8 @@
 
 #include "absl/status/status.h"
 #include "server/backend.h"
-#include "server/evaluation.h"
 #include "server/metrics.h"
+#include "server/scheduled_run.h"
 #include "server/node_info.h"
 
 namespace kiln {
@@ -38,7 +40,7 @@ class Scheduler {
   // Returns a reservation whose run was never created.
   void Release();
   // Queues a created run; it holds a reservation, returned when the run has finished.
-  void Submit(std::shared_ptr<Evaluation> run);
+  void Submit(std::shared_ptr<ScheduledRun> run);
 
   // Every later Reserve fails with UNAVAILABLE "draining".
   void StopAdmitting();
@@ -55,6 +57,8 @@ class Scheduler {
   void CompileLoop();
   void DeviceLoop(size_t backend, int device);
   void Done();  // a run has finished: give back its reservation
+  // Whether `device` is the lowest-numbered free slot of `backend`; mu_ held.
+  bool FirstFreeSlot(size_t backend, int device) const;
 
   const int max_queue_;
   Metrics* const metrics_;
@@ -62,8 +66,8 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable work_;                           // a queue changed, or stopping_
   std::condition_variable idle_;                           // reserved_ went down
-  std::deque<std::shared_ptr<Evaluation>> compile_queue_;  // guarded by mu_
-  std::vector<std::deque<std::shared_ptr<Evaluation>>> device_queues_;  // per backend; mu_
+  std::deque<std::shared_ptr<ScheduledRun>> compile_queue_;  // guarded by mu_
+  std::vector<std::deque<std::shared_ptr<ScheduledRun>>> device_queues_;  // per backend; mu_
   std::vector<std::vector<bool>> busy_;  // [backend][device]; guarded by mu_
   int reserved_ = 0;                     // admitted, unfinished; guarded by mu_
   int compiling_ = 0;                    // guarded by mu_

@@ -15,6 +15,7 @@
 #include "server/evaluation.h"
 #include "server/event_sink.h"
 #include "server/log_line.h"
+#include "server/put_blob_reactor.h"
 #include "server/run_id.h"
 
 namespace kiln {
@@ -401,6 +402,15 @@ absl::Status HarnessService::DoGetLeaderboard(const Principal& caller,
     *response->add_entries() = std::move(e);
   }
   return absl::OkStatus();
+}
+
+grpc::ServerReadReactor<v1::PutBlobChunk>* HarnessService::PutBlob(
+    grpc::CallbackServerContext* ctx, v1::PutBlobResponse* response) {
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  absl::Status allowed =
+      caller.ok() ? RequireOperator(*caller, "uploading a blob") : caller.status();
+  return new PutBlobReactor(context_.node->blob_root, context_.admission.limits.max_workload_bytes,
+                            response, allowed);
 }
 
 }  // namespace kiln

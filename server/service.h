@@ -63,6 +63,9 @@ class HarnessService final : public v1::Harness::CallbackService {
   grpc::ServerUnaryReactor* GetLeaderboard(grpc::CallbackServerContext* ctx,
                                            const v1::LeaderboardRequest* request,
                                            v1::Leaderboard* response) override;
+  // Operators only, like PutDefinition: blobs are shared by every workload on the node.
+  grpc::ServerReadReactor<v1::PutBlobChunk>* PutBlob(grpc::CallbackServerContext* ctx,
+                                                     v1::PutBlobResponse* response) override;
 
  private:
   // The caller named by the call's bearer token (UNAUTHENTICATED when there is none or it is

@@ -12,11 +12,13 @@
 #include "absl/strings/str_format.h"
 #include "harness/common/cuda_toolkit.h"
 #include "harness/common/files.h"
+#include "harness/common/sha256.h"
 #include "harness/model/json_interop.h"
 #include "harness/timing/protocol.h"
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
 #include "harness/verify/integrity_policy.h"
+#include "server/admission.h"
 #include "server/output_comparison.h"
 #include "server/speed_of_light.h"
 
@@ -65,6 +67,17 @@ std::string CanonicalDir(const std::string& path) {
   return ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
 }
 
+// Where the job's device slot is (a default placement for a backend that has none).
+DevicePlacement PlacementOf(const WorkloadJob& job) {
+  const auto& placements = job.backend->placements;
+  const size_t slot = static_cast<size_t>(job.device_index);
+  if (slot < placements.size()) return placements[slot];
+  DevicePlacement fallback;
+  fallback.index = job.device_index;
+  fallback.device_minor = job.device_index;
+  return fallback;
+}
+
 v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
                               const v1::TimingConfig& config, int trials) {
   v1::WorkerRequest request;
@@ -74,57 +87,103 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
     request.add_trial_seeds(MixSeed(node.server_secret, job.run_id, job.index, t));
   }
   *request.mutable_timing() = config;
+  if (job.backend->name == "host" && node.host_flush_bytes > 0 && job.mode != "kernelbench") {
+    request.mutable_timing()->set_flush_bytes(node.host_flush_bytes);
+  }
   request.set_backend(job.backend->name);
-  request.set_device_index(job.device_index);
+  // The device's index as the harness's runtime numbers it; RunRole renumbers it for a worker
+  // that sees only its own GPU.
+  request.set_device_index(PlacementOf(job).index);
   request.set_blob_root(node.blob_root);
   return request;
 }
 
+// What a worker runs: kiln-worker over a compiled library, or the Python reference runner over
+// the definition's `reference` (as `baseline`: reference | torch_eager | torch_compile).
+struct RoleProgram {
+  const CompileOutput* library = nullptr;
+  std::string baseline;
+};
+
+RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, ""}; }
+RoleProgram Python(const std::string& baseline) { return RoleProgram{nullptr, baseline}; }
+
 // What one worker sees: its folder (writable), the worker's own binary and libraries, the
-// compiled library, the workload blobs, the CUDA toolkit, and its device's nodes.
+// compiled library (or the Python runner and the interpreter's path), the workload blobs, the
+// CUDA toolkit, and its device's nodes.
 std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, const WorkloadJob& job,
-                                                   const CompileOutput& library,
+                                                   const RoleProgram& program,
                                                    const std::string& dir) {
   if (node.sandbox == nullptr || !node.sandbox->enabled()) return nullptr;
   const std::string worker_dir = node.worker_path.substr(0, node.worker_path.rfind('/'));
-  const std::string library_dir =
-      library.library_path.substr(0, library.library_path.rfind('/'));
   const std::string bundle_lib =
       std::filesystem::path(worker_dir + "/../lib").lexically_normal().string();
-  std::vector<std::string> readable = {worker_dir, bundle_lib, library_dir, node.blob_root};
+  std::vector<std::string> readable = {worker_dir, bundle_lib, node.blob_root};
+  if (program.library != nullptr) {
+    const std::string& path = program.library->library_path;
+    readable.push_back(path.substr(0, path.rfind('/')));
+  } else if (node.python != nullptr) {
+    readable.insert(readable.end(), node.python->readable_paths.begin(),
+                    node.python->readable_paths.end());
+  }
   const bool gpu = job.backend->name != "host";
   if (gpu) {
     for (const std::string& root : CudaToolkitRoots()) readable.push_back(root);
   }
+  // Only this slot's GPU: /dev/nvidia<minor> (the minor found from its PCI bus id), so the
+  // worker cannot reach the GPUs other slots are timing on.
   return node.sandbox->Policy(dir, std::move(readable),
-                              GpuDeviceNodes(job.backend->name, job.device_index), gpu,
-                              node.worker_memory_bytes);
+                              GpuDeviceNodes(job.backend->name, PlacementOf(job).device_minor),
+                              gpu, node.worker_memory_bytes);
 }
 
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
-                const CompileOutput& library, const std::string& role, bool measure,
+                const RoleProgram& program, const std::string& role, bool measure,
                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
   RoleRun run;
   const std::string folder = absl::StrCat(
-      job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role);
+      job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role,
+      program.baseline.empty() || program.baseline == "reference" ? "" : "_" + program.baseline);
   run.started = MakeDirs(absl::StrCat(folder, "/out"));
   if (!run.started.ok()) return run;
   // Resolved now, before the worker runs, so the worker cannot move it.
   run.dir = CanonicalDir(folder);
   request.set_role(role);
   request.set_measure(measure);
-  request.set_library_path(library.library_path);
-  request.set_symbol(library.symbol);
   request.set_output_dir(absl::StrCat(run.dir, "/out"));
   WorkerLaunch launch;
-  launch.worker_path = node.worker_path;
+  if (program.library != nullptr) {
+    request.set_library_path(program.library->library_path);
+    request.set_symbol(program.library->symbol);
+    launch.worker_path = node.worker_path;
+  } else {
+    if (node.python == nullptr || !node.python->available) {
+      run.started = absl::FailedPreconditionError("this node has no Python reference runner");
+      return run;
+    }
+    launch.worker_path = node.python->python;
+    launch.worker_args = {"-B", node.python->runner, "--core", node.python->core, "--baseline",
+                          program.baseline};
+    for (const std::string& p : node.python->sys_path) {
+      launch.worker_args.push_back("--sys-path");
+      launch.worker_args.push_back(p);
+    }
+  }
   launch.job_dir = run.dir;
   // Beside the role's folder, not in it: the worker's own files are untrusted.
-  launch.log_path = absl::StrCat(job.job_dir, "/", role, ".log");
+  launch.log_path = absl::StrCat(folder, ".log");
   launch.timeout_s = node.worker_timeout_s;
-  launch.sandbox = WorkerSandbox(node, job, library, run.dir);
+  launch.sandbox = WorkerSandbox(node, job, program, run.dir);
   if (launch.sandbox != nullptr && !launch.sandbox->devices.empty()) {
     request.set_device_index(0);  // the one GPU whose nodes the sandbox has is its device 0
+  }
+  // A CUDA worker is also pinned by CUDA_VISIBLE_DEVICES=<its GPU's UUID>: its GPU is then its
+  // device 0 whatever the harness's own CUDA_VISIBLE_DEVICES or device order. Unsandboxed this
+  // is the only pinning, and no isolation: the process could still open other /dev/nvidiaN.
+  const DevicePlacement placement = PlacementOf(job);
+  if (request.backend() == "cuda" && !placement.uuid.empty()) {
+    launch.env_overrides.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", placement.uuid));
+    request.set_device_index(0);
   }
   on_stage(v1::RUN_VERIFYING);
   auto result = RunWorker(
@@ -210,8 +269,8 @@ double PeakBandwidth(const NodeContext& node, const WorkloadJob& job, v1::Worker
   return node.peak_bandwidth->Get(key, [&]() -> absl::StatusOr<double> {
     request.set_measure_peak_bandwidth(true);
     request.clear_trial_seeds();
-    RoleRun probe =
-        RunRole(node, job, request, *job.candidate, "bandwidth", /*measure=*/false, on_stage, cancel);
+    RoleRun probe = RunRole(node, job, request, Compiled(job.candidate), "bandwidth",
+                            /*measure=*/false, on_stage, cancel);
     if (!probe.started.ok()) return probe.started;
     if (probe.result.status() != v1::PASSED) {
       return absl::InternalError(absl::StrCat("bandwidth probe: ", probe.result.error()));
@@ -245,6 +304,107 @@ void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
   out.detail.set_reason(reason);
 }
 
+// The key of a reference or baseline latency in the node's timing cache: what ran (the compiled
+// native reference, or the Python reference's source under this torch as `baseline`), the
+// workload, the mode, the backend and the device.
+std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
+                           const std::string& baseline) {
+  std::string what;
+  if (job.reference_source == kPythonReference) {
+    what = absl::StrCat("python|", baseline, "|torch ",
+                        node.python != nullptr ? node.python->torch_version : "", "|",
+                        Sha256Hex(job.definition->reference()));
+  } else {
+    what = job.reference->cache_key;
+  }
+  // A flush size other than the mode's default times differently: its own entries.
+  const std::string mode =
+      job.backend->name == "host" && node.host_flush_bytes > 0 && job.mode != "kernelbench"
+          ? absl::StrCat(job.mode, "|flush=", node.host_flush_bytes)
+          : job.mode;
+  return ReferenceTimingCache::Key(what, *job.workload, mode, job.backend->name,
+                                   job.backend->devices[job.device_index]);
+}
+
+v1::BaselineResult Baseline(const std::string& name, const std::string& source,
+                            const v1::TimingResult& timing, bool cached, const WorkloadResult& out) {
+  v1::BaselineResult b;
+  b.set_name(name);
+  b.set_source(source);
+  b.set_latency_ms(timing.latency_ms());
+  *b.mutable_timing() = timing;
+  b.set_cached(cached);
+  const double candidate = out.evaluation.has_performance()
+                               ? out.evaluation.performance().latency_ms()
+                               : 0;
+  if (candidate > 0 && timing.latency_ms() > 0) b.set_speedup(timing.latency_ms() / candidate);
+  return b;
+}
+
+// The baselines of a workload whose reference ran: the reference always, then those the run
+// asked for, timed (unless cached) by the Python runner with the candidate's protocol on the
+// same device slot and inputs. torch_eager is the reference itself when the reference is the
+// Python run() (flashinfer-bench's reference is eager torch); torch_compile is run() under
+// torch.compile, compiled in the untimed checked call and its outputs compared with the
+// reference's.
+void AddBaselines(const NodeContext& node, const WorkloadJob& job, const v1::WorkerRequest& base,
+                  const RoleRun& ref, const v1::TimingResult& ref_timing, bool ref_cached,
+                  const StageFn& on_stage, const std::atomic<bool>* cancel, WorkloadResult& out) {
+  *out.detail.add_baselines() =
+      Baseline("reference", job.reference_source, ref_timing, ref_cached, out);
+  if (job.baselines == nullptr) return;
+  const bool python = job.reference_source == kPythonReference;
+  for (const std::string& name : *job.baselines) {
+    if (name == "torch_eager" && python) {
+      v1::BaselineResult b = Baseline(name, kPythonReference, ref_timing, ref_cached, out);
+      b.set_note("the definition's reference run() in eager torch: the reference's measurement");
+      *out.detail.add_baselines() = std::move(b);
+      continue;
+    }
+    v1::BaselineResult missing;
+    missing.set_name(name);
+    missing.set_source(kPythonReference);
+    if (out.evaluation.status() != v1::PASSED) {
+      missing.set_note("not measured: the candidate did not pass");
+      *out.detail.add_baselines() = std::move(missing);
+      continue;
+    }
+    if (node.python == nullptr || !node.python->available || job.definition->reference().empty()) {
+      missing.set_note("not measured: no Python reference runner or no Python reference");
+      *out.detail.add_baselines() = std::move(missing);
+      continue;
+    }
+    const std::string key = TimingCacheKey(node, job, name);
+    if (std::optional<v1::TimingResult> hit = node.reference_timings->Find(key); hit) {
+      *out.detail.add_baselines() = Baseline(name, kPythonReference, *hit, true, out);
+      continue;
+    }
+    RoleRun run = RunRole(node, job, base, Python(name), "baseline", /*measure=*/true, on_stage,
+                          cancel);
+    if (!run.log.empty()) out.baseline_logs.emplace_back(name, run.log);
+    if (!run.started.ok() || run.result.status() != v1::PASSED) {
+      const std::string error =
+          run.started.ok() ? run.result.error() : std::string(run.started.message());
+      missing.set_note(absl::StrCat("not measured: ", name, " failed: ", FirstLine(error)));
+      *out.detail.add_baselines() = std::move(missing);
+      continue;
+    }
+    v1::BaselineResult b =
+        Baseline(name, kPythonReference, run.result.timing(), /*cached=*/false, out);
+    // A baseline is only a baseline if it computes what the reference computes.
+    const int trials = base.trial_seeds_size();
+    OutputVerdict agree = CompareOutputs(*job.definition, *job.workload, trials,
+                                         {&ref.result, ref.dir}, {&run.result, run.dir});
+    if (agree.status == v1::PASSED) {
+      node.reference_timings->Store(key, run.result.timing());
+    } else {
+      b.set_note(absl::StrCat("its outputs differ from the reference's (", agree.reason,
+                              "); latency not cached"));
+    }
+    *out.detail.add_baselines() = std::move(b);
+  }
+}
+
 }  // namespace
 
 int TrialsFor(const std::string& mode, const v1::TimingConfig& config) {
@@ -262,25 +422,28 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   }
   const int trials = TrialsFor(job.mode, *config);
   const v1::WorkerRequest base = BaseRequest(node, job, *config, trials);
-  const std::string& device = job.backend->devices[job.device_index];
-  const std::string cache_key = ReferenceTimingCache::Key(job.reference->cache_key, *job.workload,
-                                                          job.mode, job.backend->name, device);
+  const bool python = job.reference_source == kPythonReference;
+  const std::string cache_key = TimingCacheKey(node, job, "reference");
   std::optional<v1::TimingResult> cached = node.reference_timings->Find(cache_key);
 
   v1::WorkerRequest ref_request = base;
-  ref_request.set_backend(ReferenceBackendName(
-      job.definition->native_reference().spec().language(), job.backend->name));
-  if (ref_request.backend() != base.backend()) ref_request.set_device_index(0);
-  RoleRun ref = RunRole(node, job, ref_request, *job.reference, "reference", !cached.has_value(),
-                        on_stage, cancel);
+  if (!python) {
+    ref_request.set_backend(ReferenceBackendName(
+        job.definition->native_reference().spec().language(), job.backend->name));
+    if (ref_request.backend() != base.backend()) ref_request.set_device_index(0);
+  }
+  RoleRun ref = RunRole(node, job, ref_request,
+                        python ? Python("reference") : Compiled(job.reference), "reference",
+                        !cached.has_value(), on_stage, cancel);
+  out.detail.set_reference_source(job.reference_source);
   if (!AcceptReference(ref, cancel, out)) return out;
   const v1::TimingResult ref_timing = cached ? *cached : ref.result.timing();
   if (!cached) node.reference_timings->Store(cache_key, ref_timing);
   *out.detail.mutable_reference_timing() = ref_timing;
 
   const double peak_gbps = PeakBandwidth(node, job, base, on_stage, cancel);
-  RoleRun cand =
-      RunRole(node, job, base, *job.candidate, "candidate", /*measure=*/true, on_stage, cancel);
+  RoleRun cand = RunRole(node, job, base, Compiled(job.candidate), "candidate", /*measure=*/true,
+                         on_stage, cancel);
   out.worker_log = cand.log;
   if (!AcceptCandidate(cand, out)) return out;
   *out.detail.mutable_timing() = cand.result.timing();
@@ -290,6 +453,7 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   ApplyVerdict(verdict, cand.result.timing(), ref_timing, out);
   for (const std::string& warning : verdict.warnings) out.detail.add_warnings(warning);
   ApplyFloor(job, peak_gbps, out);
+  AddBaselines(node, job, base, ref, ref_timing, cached.has_value(), on_stage, cancel, out);
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/compile/toolchain.h"
 #include "kiln/v1/types.pb.h"
@@ -25,7 +27,9 @@ struct WorkloadJob {
   const NodeBackend* backend = nullptr;
   int device_index = 0;
   const CompileOutput* candidate = nullptr;  // compiled, ok
-  const CompileOutput* reference = nullptr;  // compiled, ok
+  const CompileOutput* reference = nullptr;  // compiled, ok; null for a Python reference
+  std::string reference_source;              // python | native_reference (admission.h)
+  const std::vector<std::string>* baselines = nullptr;  // torch_eager | torch_compile
   std::string job_dir;  // this workload's folder; removed by the caller afterwards
 };
 
@@ -33,6 +37,8 @@ struct WorkloadResult {
   v1::Evaluation evaluation;  // status, log, correctness, performance
   v1::TraceDetail detail;
   std::string worker_log;  // the candidate worker's output (tail), for the archive
+  // The logs of the baseline workers that ran (name, tail), archived beside it.
+  std::vector<std::pair<std::string, std::string>> baseline_logs;
 };
 
 // Called on the device slot's thread with RUN_VERIFYING / RUN_TIMING as the workers report their

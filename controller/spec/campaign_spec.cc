@@ -84,8 +84,14 @@ absl::Status ReadBaseline(const YAML::Node& node, CampaignFiles& files, Campaign
     spec->baseline_is_reference = true;
     return absl::OkStatus();
   }
+  if (node.IsScalar() && (node.Scalar() == "torch_eager" || node.Scalar() == "torch_compile")) {
+    spec->baseline_is_reference = true;  // no solution of its own to evaluate
+    spec->torch_baseline = node.Scalar();
+    return absl::OkStatus();
+  }
   if (!node.IsMap()) {
-    return FieldError("baseline", "expected 'reference' or {solution: FILE.json}");
+    return FieldError("baseline",
+                      "expected 'reference', 'torch_eager', 'torch_compile' or {solution: FILE.json}");
   }
   if (absl::Status s = CheckKeys(node, "baseline", {"solution"}); !s.ok()) return s;
   std::string path;

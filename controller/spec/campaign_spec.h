@@ -124,6 +124,9 @@ struct CampaignSpec {
   v1::Definition definition;            // complete when from a file or built in; else name only
   std::vector<v1::Workload> workloads;  // empty: every workload registered on the harness
   bool baseline_is_reference = true;
+  // baseline: torch_eager | torch_compile — the definition's Python reference under torch,
+  // timed by the harness beside every candidate (EvaluateRequest.baselines); "" for none.
+  std::string torch_baseline;
   v1::Solution baseline;
   TargetSpec target;
   std::vector<AgentSpec> agents;

@@ -48,6 +48,10 @@ class Archive {
   // Compile outcome: log, cache hit, seconds; the binary artifact when present.
   absl::Status RecordCompile(const std::string& run_id, const std::string& compile_log,
                              bool cache_hit, double seconds);
+  // The device the run is evaluated on (Run.device_index, device_name, device_pci_bus_id), set
+  // when it gets its device slot. FAILED_PRECONDITION once the run is done.
+  absl::Status RecordDevice(const std::string& run_id, int device_index,
+                            const std::string& device_name, const std::string& pci_bus_id);
   // One workload's trace (insert or replace by (run_id, workload_index)).
   absl::Status PutTrace(const std::string& run_id, int workload_index, const v1::Trace& trace);
   // Final status, reason and stage seconds; state becomes DONE.

@@ -26,7 +26,8 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
       conn.Prepare("SELECT definition, solution_name, solution_hash, author, principal, state, "
                    "status, reason, mode, backend, created_ms, finished_ms, queued_s, "
                    "compile_s, verify_s, timing_s, compile_log_sha, compile_cache_hit, "
-                   "solution_json, registered_workloads FROM runs WHERE run_id = ?1"));
+                   "solution_json, registered_workloads, device_index, device_name, "
+                   "device_pci_bus_id FROM runs WHERE run_id = ?1"));
   s.BindText(1, run_id);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("run '", run_id, "' not found"));
@@ -50,6 +51,9 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
   std::string compile_log_sha = s.ColumnText(16);
   run.set_compile_cache_hit(s.ColumnInt(17) != 0);
   run.set_registered_workloads(s.ColumnInt(19) != 0);
+  run.set_device_index(static_cast<int32_t>(s.ColumnInt(20)));
+  run.set_device_name(s.ColumnText(21));
+  run.set_device_pci_bus_id(s.ColumnText(22));
   ARCHIVE_ASSIGN_OR_RETURN(*run.mutable_solution(),
                            archive::SolutionFromStoredJson(s.ColumnText(18)));
   return compile_log_sha;

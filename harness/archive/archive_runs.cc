@@ -159,6 +159,28 @@ absl::Status Archive::RecordCompile(const std::string& run_id, const std::string
       });
 }
 
+absl::Status Archive::RecordDevice(const std::string& run_id, int device_index,
+                                   const std::string& device_name,
+                                   const std::string& pci_bus_id) {
+  return impl_->Write(
+      absl::StrCat("recording the device of run '", run_id, "'"),
+      [&](Connection& conn) -> absl::Status {
+        ARCHIVE_ASSIGN_OR_RETURN(RunProgress progress, archive::LoadRunProgress(conn, run_id));
+        if (progress.state == v1::RUN_DONE) {
+          return absl::FailedPreconditionError(absl::StrCat("run '", run_id, "' is already done"));
+        }
+        ARCHIVE_ASSIGN_OR_RETURN(
+            Statement update,
+            conn.Prepare("UPDATE runs SET device_index = ?2, device_name = ?3, "
+                         "device_pci_bus_id = ?4 WHERE run_id = ?1"));
+        update.BindText(1, run_id);
+        update.BindInt(2, device_index);
+        update.BindText(3, device_name);
+        update.BindText(4, pci_bus_id);
+        return update.Run();
+      });
+}
+
 absl::Status Archive::PutTrace(const std::string& run_id, int workload_index,
                                const v1::Trace& trace) {
   return impl_->Write(

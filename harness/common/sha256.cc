@@ -41,6 +41,10 @@ void Sha256::AddPart(std::string_view bytes) {
   EVP_DigestUpdate(c, bytes.data(), bytes.size());
 }
 
+void Sha256::Update(std::string_view bytes) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
+}
+
 std::string Sha256::HexDigest() {
   unsigned char d[EVP_MAX_MD_SIZE];
   unsigned n = 0;

@@ -18,6 +18,8 @@ class Sha256 {
   Sha256& operator=(const Sha256&) = delete;
   // Feeds bytes. Parts are length-prefixed so that ("ab","c") and ("a","bc") differ.
   void AddPart(std::string_view bytes);
+  // Feeds bytes as they are, no prefix: Update("ab"), Update("c") digests like Sha256Hex("abc").
+  void Update(std::string_view bytes);
   std::string HexDigest();  // finalises; call once
 
  private:

@@ -54,6 +54,8 @@ class HostCxxToolchain final : public Toolchain {
       flags.emplace_back(flag);
     }
     flags.push_back("-I" + include_dir_);
+    flags.push_back("-isystem");
+    flags.push_back(TvmFfiCompatIncludeDir(include_dir_));
     return flags;
   }
 

@@ -98,9 +98,17 @@ class NvccToolchain final : public Toolchain {
   bool Handles(const std::string& language) const override { return language == "cuda"; }
 
   std::vector<std::string> Flags() const override {
-    std::vector<std::string> flags = {"-O3",     "-shared",    "-Xcompiler",
-                                      "-fPIC",   "-std=c++17", "-I" + include_dir_,
-                                      "-Xptxas", "-v",         "--expt-relaxed-constexpr"};
+    std::vector<std::string> flags = {"-O3",
+                                      "-shared",
+                                      "-Xcompiler",
+                                      "-fPIC",
+                                      "-std=c++17",
+                                      "-I" + include_dir_,
+                                      "-isystem",
+                                      TvmFfiCompatIncludeDir(include_dir_),
+                                      "-Xptxas",
+                                      "-v",
+                                      "--expt-relaxed-constexpr"};
     flags.insert(flags.end(), gencode_.begin(), gencode_.end());
     flags.insert(flags.end(), {"-cudart", "shared"});
     return flags;

@@ -62,7 +62,15 @@ class Toolchain {
   std::shared_ptr<const Sandbox> sandbox_;
 };
 
-// g++ (or $CXX) -O3 -march=native -shared -fPIC -std=c++17 -I<kiln include dir>.
+// The folder of kiln's TVM-FFI compatibility headers (tvm/ffi/*.h, dlpack/dlpack.h) in kiln's
+// include dir. The cpp and cuda toolchains put it on the include path (-isystem) so solutions
+// written against TVM-FFI compile unchanged (docs/tvm-ffi.md).
+inline std::string TvmFfiCompatIncludeDir(const std::string& include_dir) {
+  return include_dir + "/kiln/tvm_ffi_compat";
+}
+
+// g++ (or $CXX) -O3 -march=native -shared -fPIC -std=c++17 -I<kiln include dir>
+// -isystem <TvmFfiCompatIncludeDir>.
 std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir);
 // The same, with the wall-clock limit of one compiler run (default 120 s).
 std::unique_ptr<Toolchain> MakeHostCxxToolchain(const std::string& include_dir, double timeout_s);

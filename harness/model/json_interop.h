@@ -32,12 +32,20 @@ absl::StatusOr<std::vector<v1::Workload>> ParseWorkloadsJsonl(std::string_view c
 absl::StatusOr<v1::Solution> ParseSolutionJson(std::string_view json);
 std::string SolutionToJson(const v1::Solution& s, int indent = 2);
 
-// Traces. With `export_kiln_extensions` false, kiln-only statuses (REJECTED, CANCELLED,
-// INTERRUPTED) are exported as RUNTIME_ERROR, the nearest official status, without correctness
-// or performance (flashinfer-bench refuses them on a RUNTIME_ERROR); the log then starts with
-// "kiln status: REJECTED: <reason>".
+// Traces. With `export_kiln_extensions` false the document is one flashinfer-bench's parser
+// accepts (flashinfer_bench/data/trace.py): no "kiln" member, kiln-only statuses mapped by
+// FlashinferStatus() with the exact one at the head of the log ("kiln status: REJECTED:
+// <reason>") and, for REJECTED, in correctness.extra {"kiln_status", "kiln_reason"};
+// correctness only on PASSED / INCORRECT_NUMERICAL and performance only on PASSED (as its
+// Evaluation validator requires); empty hardware or timestamp written as "unknown"; a trace
+// without a verdict gets a null evaluation. ParseTraceJson restores the exact kiln status of
+// such an exported trace.
 absl::StatusOr<v1::Trace> ParseTraceJson(std::string_view json);
 std::string TraceToJson(const v1::Trace& t, bool export_kiln_extensions = true, int indent = -1);
+
+// The flashinfer-bench status a kiln status is exported as: itself for the seven official ones,
+// REJECTED -> INCORRECT_NUMERICAL, CANCELLED -> TIMEOUT, INTERRUPTED -> RUNTIME_ERROR.
+v1::EvaluationStatus FlashinferStatus(v1::EvaluationStatus s);
 
 // Status names as flashinfer-bench spells them ("PASSED", "INCORRECT_NUMERICAL", ...).
 std::string_view StatusName(v1::EvaluationStatus s);

@@ -1,7 +1,8 @@
 // Solution documents. Keys are written in the order name, definition, author, description, spec,
 // sources, as kiln's own files have them (flashinfer-bench's model puts description last; order
-// carries no meaning for either reader). Keys kiln does not model (spec.binding, ...) are ignored
-// on input.
+// carries no meaning for either reader). Every field of flashinfer-bench's BuildSpec is kept
+// (spec.binding and destination_passing_style only when present); keys neither schema has are
+// ignored on input.
 #include "absl/strings/str_cat.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/json_objects.h"
@@ -22,6 +23,13 @@ absl::Status ReadBuildSpec(const Json& j, absl::string_view path, v1::BuildSpec*
     bool value = true;
     KILN_JSON_RETURN_IF_ERROR(ReadBool(*dps, Child(path, "destination_passing_style"), &value));
     out->set_destination_passing_style(value);
+  }
+  if (const Json* binding = Find(j, "binding"); binding != nullptr && !binding->is_null()) {
+    if (!binding->is_string()) {
+      return FieldError(Child(path, "binding"),
+                        absl::StrCat("expected a string, got ", TypeName(*binding)));
+    }
+    out->set_binding(binding->get<std::string>());
   }
   return absl::OkStatus();
 }
@@ -67,6 +75,7 @@ Json WriteSolution(const v1::Solution& s) {
   if (s.spec().has_destination_passing_style()) {
     spec["destination_passing_style"] = s.spec().destination_passing_style();
   }
+  if (s.spec().has_binding()) spec["binding"] = s.spec().binding();
   Json sources = Json::array();
   for (const v1::SourceFile& f : s.sources()) {
     Json file = Json::object();

@@ -1,8 +1,24 @@
 // Trace documents as flashinfer-bench writes them: {"definition", "workload", "solution",
 // "evaluation"}, unset parts as null, non-finite metrics as "NaN" / "Infinity" / "-Infinity".
 // kiln's TraceDetail rides along under "kiln" (protobuf JSON mapping, proto field names).
+//
+// Export (export_kiln_extensions = false) writes what flashinfer-bench's own parser accepts
+// (flashinfer-ai/flashinfer-bench, flashinfer_bench/data/trace.py: Trace, Evaluation,
+// EvaluationStatus, Environment, Correctness, Performance; flashinfer_bench/data/workload.py):
+//   - status one of its seven; kiln's REJECTED, CANCELLED and INTERRUPTED mapped by
+//     FlashinferStatus(), the exact status at the head of the log ("kiln status: REJECTED:
+//     <reason>") and, where the status admits correctness, in correctness.extra.kiln_status;
+//   - Evaluation's model validator: correctness required for PASSED and INCORRECT_NUMERICAL and
+//     null otherwise, performance required for PASSED and null otherwise;
+//   - environment.hardware and timestamp are non-empty strings ("unknown" when kiln has none);
+//   - Performance fields are >= 0 (non-finite or negative values are written as 0, its default);
+//     Correctness errors are >= 0 or NaN;
+//   - no "kiln" member (pydantic would ignore it; kiln extensions are not exported).
+#include <cmath>
 #include <map>
+#include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "harness/model/json_interop.h"
@@ -11,6 +27,38 @@
 namespace kiln {
 namespace json_internal {
 namespace {
+
+// Where an exported trace keeps kiln's exact status (see FlashinferStatus).
+constexpr char kKilnStatusKey[] = "kiln_status";
+constexpr char kKilnReasonKey[] = "kiln_reason";
+constexpr char kKilnStatusLogPrefix[] = "kiln status: ";
+
+// The kiln-only status `name` when an exported trace of that status would carry `official`.
+std::optional<v1::EvaluationStatus> KilnOnlyStatus(std::string_view name,
+                                                   v1::EvaluationStatus official) {
+  absl::StatusOr<v1::EvaluationStatus> s = ParseStatusName(name);
+  if (!s.ok() || *s == official || FlashinferStatus(*s) != official) return std::nullopt;
+  return *s;
+}
+
+// A trace that kiln exported comes back with kiln's exact status: from correctness.extra's
+// kiln_status, else from the log's first line "kiln status: NAME[: reason]".
+void RestoreKilnStatus(const Json* extra, v1::Evaluation* out) {
+  if (extra != nullptr && extra->is_object()) {
+    if (const Json* name = Find(*extra, kKilnStatusKey); name != nullptr && name->is_string()) {
+      if (auto s = KilnOnlyStatus(name->get<std::string>(), out->status())) {
+        out->set_status(*s);
+        return;
+      }
+    }
+  }
+  std::string_view log = out->log();
+  const std::string_view prefix = kKilnStatusLogPrefix;
+  if (log.substr(0, prefix.size()) != prefix) return;
+  log.remove_prefix(prefix.size());
+  std::string_view name = log.substr(0, log.find_first_of(":\n"));
+  if (auto s = KilnOnlyStatus(name, out->status())) out->set_status(*s);
+}
 
 absl::Status ReadEnvironment(const Json& j, absl::string_view path, v1::Environment* out) {
   KILN_JSON_RETURN_IF_ERROR(ExpectObject(j, path));
@@ -81,14 +129,17 @@ absl::Status ReadEvaluation(const Json& j, absl::string_view path, v1::Evaluatio
   KILN_JSON_RETURN_IF_ERROR(
       ReadOptionalStringMember(j, "timestamp", path, out->mutable_timestamp()));
   KILN_JSON_RETURN_IF_ERROR(ReadOptionalStringMember(j, "log", path, out->mutable_log()));
+  const Json* extra = nullptr;
   if (const Json* c = Find(j, "correctness"); c != nullptr && !c->is_null()) {
     KILN_JSON_RETURN_IF_ERROR(
         ReadCorrectness(*c, Child(path, "correctness"), out->mutable_correctness()));
+    extra = Find(*c, "extra");
   }
   if (const Json* p = Find(j, "performance"); p != nullptr && !p->is_null()) {
     KILN_JSON_RETURN_IF_ERROR(
         ReadPerformance(*p, Child(path, "performance"), out->mutable_performance()));
   }
+  RestoreKilnStatus(extra, out);
   return absl::OkStatus();
 }
 
@@ -142,39 +193,80 @@ Json WritePerformance(const v1::Performance& p) {
   return j;
 }
 
-bool IsKilnOnlyStatus(v1::EvaluationStatus s) {
-  return s == v1::REJECTED || s == v1::CANCELLED || s == v1::INTERRUPTED;
+// The statuses an exported trace may carry its metrics with (flashinfer-bench's Evaluation
+// validator: correctness for PASSED and INCORRECT_NUMERICAL, performance for PASSED only).
+bool AdmitsCorrectness(v1::EvaluationStatus s) {
+  return s == v1::PASSED || s == v1::INCORRECT_NUMERICAL;
 }
 
-// flashinfer-bench knows seven statuses and refuses a RUNTIME_ERROR that carries correctness or
-// performance: kiln's own statuses are written as RUNTIME_ERROR without them, and the exact
-// status and its reason lead the log so that nothing is lost and the file still loads there.
-void MapKilnOnlyStatus(const v1::Trace& t, Json* evaluation) {
-  (*evaluation)["status"] = std::string(StatusName(v1::RUNTIME_ERROR));
-  (*evaluation)["correctness"] = nullptr;
-  (*evaluation)["performance"] = nullptr;
-  std::string head = "kiln status: " + std::string(StatusName(t.evaluation().status()));
-  if (!t.kiln().reason().empty()) head += ": " + t.kiln().reason();
-  const std::string& log = t.evaluation().log();
-  (*evaluation)["log"] = log.empty() ? head : head + "\n" + log;
-}
-
-Json WriteEvaluation(const v1::Trace& t, bool export_kiln_extensions) {
-  const v1::Evaluation& e = t.evaluation();
+Json WriteLibs(const v1::Environment& env) {
   Json libs = Json::object();
   // Protobuf maps have no order; sorted keys keep the output deterministic.
-  for (const auto& [name, version] : std::map<std::string, std::string>(
-           e.environment().libs().begin(), e.environment().libs().end())) {
+  for (const auto& [name, version] :
+       std::map<std::string, std::string>(env.libs().begin(), env.libs().end())) {
     libs[name] = version;
   }
+  return libs;
+}
+
+// kiln's own evaluation, statuses and metrics as they are.
+Json WriteEvaluation(const v1::Evaluation& e) {
   Json j = Json::object();
   j["status"] = std::string(StatusName(e.status()));
-  j["environment"] = Json{{"hardware", e.environment().hardware()}, {"libs", std::move(libs)}};
+  j["environment"] = Json{{"hardware", e.environment().hardware()},
+                          {"libs", WriteLibs(e.environment())}};
   j["timestamp"] = e.timestamp();
   j["log"] = e.log();
   j["correctness"] = e.has_correctness() ? WriteCorrectness(e.correctness()) : Json(nullptr);
   j["performance"] = e.has_performance() ? WritePerformance(e.performance()) : Json(nullptr);
-  if (!export_kiln_extensions && IsKilnOnlyStatus(e.status())) MapKilnOnlyStatus(t, &j);
+  return j;
+}
+
+// Performance for export: Performance's fields are `ge=0.0` floats in flashinfer-bench.
+double NonNegativeFinite(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
+
+// The evaluation as flashinfer-bench accepts it (see the file comment).
+Json WriteExportedEvaluation(const v1::Trace& t) {
+  const v1::Evaluation& e = t.evaluation();
+  const v1::EvaluationStatus official = FlashinferStatus(e.status());
+  const bool kiln_only = official != e.status();
+  Json j = Json::object();
+  j["status"] = std::string(StatusName(official));
+  const std::string& hardware = e.environment().hardware();
+  j["environment"] = Json{{"hardware", hardware.empty() ? "unknown" : hardware},
+                          {"libs", WriteLibs(e.environment())}};
+  j["timestamp"] = e.timestamp().empty() ? "unknown" : e.timestamp();
+  std::string log = e.log();
+  if (kiln_only) {
+    std::string head = absl::StrCat(kKilnStatusLogPrefix, std::string(StatusName(e.status())));
+    if (!t.kiln().reason().empty()) absl::StrAppend(&head, ": ", t.kiln().reason());
+    // A trace read back from an export already starts with it.
+    if (!absl::StartsWith(log, head)) log = log.empty() ? head : absl::StrCat(head, "\n", log);
+  }
+  j["log"] = log;
+  if (AdmitsCorrectness(official)) {
+    // Required here; NaN says "not measured" (flashinfer-bench accepts NaN errors).
+    Json c = e.has_correctness()
+                 ? WriteCorrectness(e.correctness())
+                 : Json{{"max_relative_error", WriteMetric(std::nan(""))},
+                        {"max_absolute_error", WriteMetric(std::nan(""))}};
+    if (kiln_only) {
+      if (!c.contains("extra")) c["extra"] = Json::object();
+      c["extra"][kKilnStatusKey] = std::string(StatusName(e.status()));
+      if (!t.kiln().reason().empty()) c["extra"][kKilnReasonKey] = t.kiln().reason();
+    }
+    j["correctness"] = std::move(c);
+  } else {
+    j["correctness"] = nullptr;
+  }
+  if (official == v1::PASSED) {
+    const v1::Performance& p = e.performance();  // all 0 when absent: flashinfer's defaults
+    j["performance"] = Json{{"latency_ms", NonNegativeFinite(p.latency_ms())},
+                            {"reference_latency_ms", NonNegativeFinite(p.reference_latency_ms())},
+                            {"speedup_factor", NonNegativeFinite(p.speedup_factor())}};
+  } else {
+    j["performance"] = nullptr;
+  }
   return j;
 }
 
@@ -193,13 +285,36 @@ Json WriteTrace(const v1::Trace& t, bool export_kiln_extensions) {
   j["definition"] = t.definition();
   j["workload"] = WriteWorkload(t.workload());
   j["solution"] = t.solution().empty() ? Json(nullptr) : Json(t.solution());
-  j["evaluation"] = t.has_evaluation() ? WriteEvaluation(t, export_kiln_extensions) : Json(nullptr);
+  if (!t.has_evaluation()) {
+    j["evaluation"] = nullptr;
+  } else if (export_kiln_extensions) {
+    j["evaluation"] = WriteEvaluation(t.evaluation());
+  } else {
+    // A trace without a verdict is no evaluation flashinfer-bench knows.
+    j["evaluation"] = t.evaluation().status() == v1::STATUS_UNSPECIFIED
+                          ? Json(nullptr)
+                          : WriteExportedEvaluation(t);
+  }
   if (export_kiln_extensions && t.has_kiln()) j["kiln"] = WriteTraceDetail(t.kiln());
   return j;
 }
 
 }  // namespace
 }  // namespace json_internal
+
+// Why each kiln-only status maps where it does: docs/flashinfer-export.md.
+v1::EvaluationStatus FlashinferStatus(v1::EvaluationStatus s) {
+  switch (s) {
+    case v1::REJECTED:  // outputs kiln cannot credit; the one failure status with correctness
+      return v1::INCORRECT_NUMERICAL;
+    case v1::CANCELLED:  // stopped from outside before it finished, as by a deadline
+      return v1::TIMEOUT;
+    case v1::INTERRUPTED:  // the evaluating process died mid-run
+      return v1::RUNTIME_ERROR;
+    default:
+      return s;
+  }
+}
 
 absl::StatusOr<v1::Trace> ParseTraceJson(std::string_view json) {
   absl::StatusOr<json_internal::Json> doc =

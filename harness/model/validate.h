@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -45,6 +46,10 @@ absl::StatusOr<std::vector<int64_t>> ResolveShape(const v1::Definition& def,
 int64_t NumElements(const std::vector<int64_t>& shape);
 // Total bytes of all inputs and outputs of the workload.
 absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w);
+
+// True for the spec.language values kiln evaluates (ValidateSolution refuses the others, e.g.
+// flashinfer-bench's "tilelang" or "cutedsl").
+bool IsSupportedSolutionLanguage(std::string_view language);
 
 // "file::function" -> {"file", "function"}.
 absl::StatusOr<std::pair<std::string, std::string>> SplitEntryPoint(const std::string& ep);

@@ -106,6 +106,11 @@ absl::Status ValidateSourcesAndEntryPoint(const v1::Solution& s, absl::string_vi
 
 }  // namespace validate_internal
 
+bool IsSupportedSolutionLanguage(std::string_view language) {
+  const absl::string_view l(language.data(), language.size());
+  return std::find(kLanguages.begin(), kLanguages.end(), l) != kLanguages.end();
+}
+
 absl::StatusOr<std::pair<std::string, std::string>> SplitEntryPoint(const std::string& ep) {
   const size_t sep = ep.find("::");
   if (sep == std::string::npos || sep == 0 || sep + 2 == ep.size() ||

@@ -145,16 +145,19 @@ std::vector<std::string> SandboxEnvironment(const std::vector<std::string>& env,
   return out;
 }
 
-std::vector<std::string> GpuDeviceNodes(const std::string& backend, int index) {
-  std::vector<std::string> nodes;
+std::vector<std::string> GpuDeviceNodePaths(const std::string& backend, int index) {
+  if (index < 0) return {};
   if (backend == "cuda") {
-    nodes = {absl::StrCat("/dev/nvidia", index), "/dev/nvidiactl", "/dev/nvidia-uvm",
-             "/dev/nvidia-uvm-tools"};
-  } else if (backend == "level_zero") {
-    nodes = {absl::StrCat("/dev/dri/renderD", 128 + index)};
+    return {absl::StrCat("/dev/nvidia", index), "/dev/nvidiactl", "/dev/nvidia-uvm",
+            "/dev/nvidia-uvm-tools"};
   }
+  if (backend == "level_zero") return {absl::StrCat("/dev/dri/renderD", 128 + index)};
+  return {};
+}
+
+std::vector<std::string> GpuDeviceNodes(const std::string& backend, int index) {
   std::vector<std::string> present;
-  for (std::string& node : nodes) {
+  for (std::string& node : GpuDeviceNodePaths(backend, index)) {
     if (PathExists(node)) present.push_back(std::move(node));
   }
   return present;

@@ -59,8 +59,14 @@ std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
 std::vector<std::string> SandboxEnvironment(const std::vector<std::string>& env,
                                             const std::string& writable_dir);
 
-// Device nodes of device `index` of `backend` ("cuda": /dev/nvidiaN and the control and UVM
-// nodes; "level_zero": /dev/dri/renderD<128+N>; others: none), those present on this host.
+// The device nodes a worker of one device of `backend` needs, present or not: "cuda":
+// /dev/nvidia<index> (`index` is the node's minor number, which is not the CUDA ordinal in
+// general: see nvidia_device_map.h) and the control and UVM nodes every CUDA process opens;
+// "level_zero": /dev/dri/renderD<128+index>; other backends: none. A worker given only these sees
+// no other GPU.
+std::vector<std::string> GpuDeviceNodePaths(const std::string& backend, int index);
+
+// GpuDeviceNodePaths, only those present on this host.
 std::vector<std::string> GpuDeviceNodes(const std::string& backend, int index);
 
 }  // namespace kiln

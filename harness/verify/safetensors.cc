@@ -130,8 +130,61 @@ absl::StatusOr<v1::DType> DTypeFromSafetensors(std::string_view name) {
       absl::StrCat("unsupported safetensors dtype '", std::string(name), "'"));
 }
 
+namespace {
+
+// Opens `path`, reads its header and checks tensor `key` against `dtype` and `shape`; leaves `in`
+// open for the data and returns the tensor's entry and the first data byte's offset.
+absl::Status LocateTensor(const std::string& path, const std::string& key, v1::DType dtype,
+                          const std::vector<int64_t>& shape, std::ifstream& in, Entry* entry,
+                          uint64_t* data_start) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat("safetensors blob missing: ", path));
+  }
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  in.open(path, std::ios::binary);
+  if (ec || !in) {
+    return absl::FailedPreconditionError(absl::StrCat("safetensors blob unreadable: ", path));
+  }
+  absl::StatusOr<Json> header = ReadHeader(in, path, file_size, data_start);
+  if (!header.ok()) return header.status();
+  const std::string where = Where(path, key);
+  const auto it = header->find(key);
+  if (it == header->end() || key == "__metadata__") {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no such tensor"));
+  }
+  absl::StatusOr<Entry> parsed = ParseEntry(*it, where);
+  if (!parsed.ok()) return parsed.status();
+  *entry = *parsed;
+  return CheckEntry(*entry, dtype, shape, file_size - *data_start, where);
+}
+
+}  // namespace
+
 absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key, v1::DType dtype,
                                    const std::vector<int64_t>& shape, void* dst) {
+  std::ifstream in;
+  Entry entry;
+  uint64_t data_start = 0;
+  if (absl::Status s = LocateTensor(path, key, dtype, shape, in, &entry, &data_start); !s.ok()) {
+    return s;
+  }
+  in.seekg(static_cast<std::streamoff>(data_start + entry.begin));
+  if (!in.read(static_cast<char*>(dst), static_cast<std::streamsize>(entry.end - entry.begin))) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(path, key), ": truncated data"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSafetensorsTensor(const std::string& path, const std::string& key,
+                                    v1::DType dtype, const std::vector<int64_t>& shape) {
+  std::ifstream in;
+  Entry entry;
+  uint64_t data_start = 0;
+  return LocateTensor(path, key, dtype, shape, in, &entry, &data_start);
+}
+
+absl::Status ValidateSafetensorsFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::FailedPreconditionError(absl::StrCat("safetensors blob missing: ", path));
@@ -144,19 +197,36 @@ absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& k
   uint64_t data_start = 0;
   absl::StatusOr<Json> header = ReadHeader(in, path, file_size, &data_start);
   if (!header.ok()) return header.status();
-  const std::string where = Where(path, key);
-  const auto it = header->find(key);
-  if (it == header->end() || key == "__metadata__") {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": no such tensor"));
-  }
-  absl::StatusOr<Entry> entry = ParseEntry(*it, where);
-  if (!entry.ok()) return entry.status();
-  if (absl::Status s = CheckEntry(*entry, dtype, shape, file_size - data_start, where); !s.ok()) {
-    return s;
-  }
-  in.seekg(static_cast<std::streamoff>(data_start + entry->begin));
-  if (!in.read(static_cast<char*>(dst), static_cast<std::streamsize>(entry->end - entry->begin))) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": truncated data"));
+  const uint64_t data_bytes = file_size - data_start;
+  for (const auto& [name, value] : header->items()) {
+    if (name == "__metadata__") continue;
+    const std::string where = Where(path, name);
+    if (!value.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
+    const auto dtype = value.find("dtype");
+    if (dtype == value.end() || !dtype->is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": dtype missing"));
+    }
+    const auto shape = value.find("shape");
+    if (shape == value.end() || !shape->is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": shape missing"));
+    }
+    for (const Json& d : *shape) {
+      if (!d.is_number_unsigned()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": shape holds a non-integer"));
+      }
+    }
+    const auto offsets = value.find("data_offsets");
+    if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 ||
+        !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": data_offsets must be two non-negative integers"));
+    }
+    const uint64_t begin = (*offsets)[0].get<uint64_t>();
+    const uint64_t end = (*offsets)[1].get<uint64_t>();
+    if (begin > end) return absl::InvalidArgumentError(absl::StrCat(where, ": data_offsets are reversed"));
+    if (end > data_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": data_offsets run past the file"));
+    }
   }
   return absl::OkStatus();
 }

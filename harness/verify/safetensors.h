@@ -30,6 +30,18 @@ absl::StatusOr<v1::DType> DTypeFromSafetensors(std::string_view name);
 absl::Status ReadSafetensorsTensor(const std::string& path, const std::string& key, v1::DType dtype,
                                    const std::vector<int64_t>& shape, void* dst);
 
+// The checks of ReadSafetensorsTensor without reading the data: the file is there, its header is
+// well formed, tensor `key` exists with `dtype` and `shape` and its bytes lie within the file.
+// Errors as ReadSafetensorsTensor's ("safetensors <path> tensor '<key>': shape [2] but the
+// workload needs [3]").
+absl::Status CheckSafetensorsTensor(const std::string& path, const std::string& key,
+                                    v1::DType dtype, const std::vector<int64_t>& shape);
+
+// A file is a well-formed safetensors file: header length within the file, the header a JSON
+// object, every tensor entry with a dtype string, an integer shape and data_offsets inside the
+// data section. dtypes kiln cannot read are allowed (another tensor of the file may be used).
+absl::Status ValidateSafetensorsFile(const std::string& path);
+
 }  // namespace kiln
 
 #endif  // KILN_HARNESS_VERIFY_SAFETENSORS_H_

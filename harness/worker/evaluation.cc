@@ -55,10 +55,14 @@ constexpr std::chrono::milliseconds kDeferredWriteWindow(10);
 // time of other host threads is accounted (integrity.work_after_return).
 class Evaluation {
  public:
-  Evaluation(const v1::WorkerRequest& request, const StageReporter& report)
+  Evaluation(const v1::WorkerRequest& request, const StageReporter& report,
+             const ExternalEntry* external)
       : request_(request),
+        external_(external),
         report_(report),
-        checks_(!request.disable_call_checks() && request.role() != "reference"),
+        // The reference and baselines are kiln's own code, not candidates: no integrity checks.
+        checks_(!request.disable_call_checks() && request.role() != "reference" &&
+                request.role() != "baseline"),
         nondeterministic_(integrity::AllowsNondeterminism(request.definition())),
         inplace_(!integrity::InplaceInputs(request.definition()).empty()),
         helpers_(HelperAllowanceMs(request.backend())) {}
@@ -78,8 +82,9 @@ class Evaluation {
   // The outputs of a timed call against the checked call's.
   absl::Status CheckTimedOutputs();
   absl::Status Recheck(int trial);
-  // The solution call alone (the timed part); its return code is kept for CheckCall.
-  absl::Status Call();
+  // The solution call alone (the timed part); its return code is kept for CheckCall. A checked
+  // call of a value-returning external solution then collects its outputs (untimed).
+  absl::Status Call(bool timed = false);
   // integrity.work_after_return: outputs still changing once ctx->stream is idle (checked calls).
   absl::Status CheckUnjoinedWork(const std::string& what);
   // integrity.work_after_return for timed calls: the timer's view of GPU work that outlived
@@ -96,6 +101,7 @@ class Evaluation {
   }
 
   const v1::WorkerRequest& request_;
+  const ExternalEntry* const external_;
   const StageReporter& report_;
   const bool checks_;
   const bool nondeterministic_;
@@ -104,6 +110,7 @@ class Evaluation {
   std::unique_ptr<Device> device_;
   std::unique_ptr<TensorSet> tensors_;
   kiln_entry entry_ = nullptr;
+  kiln_entry collect_ = nullptr;
   kiln_context context_{};
   std::vector<uint64_t> input_checksums_;
   std::vector<uint64_t> checked_sums_;         // output checksums of the trial's checked call
@@ -133,9 +140,16 @@ absl::Status Evaluation::Setup() {
   // after return; read by libgomp when the solution loads it.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("GOMP_SPINCOUNT", "0", 1);
-  absl::StatusOr<SolutionLibrary> lib = LoadSolution(request_.library_path(), request_.symbol());
-  if (!lib.ok()) return lib.status();
-  entry_ = lib->entry;
+  if (external_ != nullptr) {
+    if (external_->entry == nullptr) return absl::InvalidArgumentError("external entry is null");
+    entry_ = external_->entry;
+    collect_ = external_->collect;
+  } else {
+    absl::StatusOr<SolutionLibrary> lib =
+        LoadSolution(request_.library_path(), request_.symbol());
+    if (!lib.ok()) return lib.status();
+    entry_ = lib->entry;
+  }
   absl::StatusOr<std::unique_ptr<TensorSet>> tensors =
       TensorSet::Create(request_.definition(), request_.workload(), *device_);
   if (!tensors.ok()) return tensors.status();
@@ -319,9 +333,17 @@ absl::Status Evaluation::CheckUnjoinedTimedWork(const std::string& what) {
                    "ctx->stream (record an event there and make ctx->stream wait for it)")));
 }
 
-absl::Status Evaluation::Call() {
+absl::Status Evaluation::Call(bool timed) {
   call_start_ = Clock::now();
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
+  if (last_return_ == 0 && !timed && collect_ != nullptr) {
+    const int collected = collect_(tensors_->args(), tensors_->nargs(), &context_);
+    if (collected != 0) {
+      return absl::InternalError(
+          absl::StrCat("collecting the outputs of the call failed (", collected,
+                       "): the worker log has the reason"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -365,7 +387,7 @@ absl::Status Evaluation::Measure() {
     if (++calls_in_trial_ == warmup + 1) Report("timing", current_trial_);
     return tensors_->RenewOutputs();
   };
-  work.call = [this] { return Call(); };
+  work.call = [this] { return Call(/*timed=*/true); };
   work.after_call = [this] {
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
@@ -407,9 +429,10 @@ uint64_t TrialSeed(const v1::WorkerRequest& request, int trial) {
   return SplitMix64(request.trial_seeds(trial % n) ^ SplitMix64(static_cast<uint64_t>(trial)));
 }
 
-v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report) {
+v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report,
+                          const ExternalEntry* external) {
   if (request.measure_peak_bandwidth()) return MeasureBandwidth(request);
-  Evaluation evaluation(request, report);
+  Evaluation evaluation(request, report, external);
   absl::Status s = evaluation.Setup();
   if (s.ok()) s = request.measure() ? evaluation.Measure() : evaluation.VerifyOnly();
   v1::WorkerResult result = std::move(evaluation.result());

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string_view>
 
+#include "kiln/abi.h"
 #include "kiln/v1/worker.pb.h"
 
 namespace kiln {
@@ -16,10 +17,24 @@ namespace kiln {
 // Called at each stage change: "inputs", "verify", "warmup", "timing", with the trial (from 0).
 using StageReporter = std::function<void(std::string_view stage, int trial)>;
 
+// A solution supplied by the process itself instead of a library to dlopen: the Python reference
+// runner hands kiln the definition's `reference` run() this way (harness/worker/python/).
+// `entry` has the ABI's signature. A value-returning solution (flashinfer-bench's reference style)
+// keeps its outputs and leaves the output arguments alone; `collect`, when set, then copies the
+// last call's outputs into the output arguments. kiln calls it after every checked call, outside
+// any timed window, so a timed call is the solution's own work only, as flashinfer-bench times a
+// reference.
+struct ExternalEntry {
+  kiln_entry entry = nullptr;
+  kiln_entry collect = nullptr;
+};
+
 // Runs the request. Never fails as a function: every failure becomes the result's status
 // (RUNTIME_ERROR, or REJECTED for an integrity check) and error, with the trials completed so
 // far. PASSED means "ran cleanly".
-v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report);
+// `external` (optional) replaces request.library_path/symbol.
+v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report,
+                          const ExternalEntry* external = nullptr);
 
 // The input seed of trial t: request.trial_seeds[t]; trials beyond the list (a timing protocol
 // that runs more trials than seeds were sent) derive a fresh seed from the list.

@@ -7,17 +7,10 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <string>
-#include <string_view>
 
-#include "harness/worker/evaluation.h"
-#include "harness/worker/utf8.h"
-#include "harness/worker/worker_client.h"
+#include "harness/worker/serve.h"
 
 namespace {
-
-constexpr int kRequestFd = 3;
-constexpr int kEventFd = 4;
 
 bool FdIsOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
@@ -28,19 +21,10 @@ bool FdIsOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
   _exit(code);
 }
 
-void SendStatus(std::string_view stage, int trial) {
-  std::fprintf(stderr, "kiln-worker: %.*s, trial %d\n", static_cast<int>(stage.size()),
-               stage.data(), trial);
-  kiln::v1::WorkerEvent event;
-  event.mutable_status()->set_stage(std::string(stage));
-  event.mutable_status()->set_trial(trial);
-  kiln::WriteFramed(kEventFd, event);
-}
-
 }  // namespace
 
 int main() {
-  if (!FdIsOpen(kRequestFd) || !FdIsOpen(kEventFd)) {
+  if (!FdIsOpen(kiln::kWorkerRequestFd) || !FdIsOpen(kiln::kWorkerEventFd)) {
     std::fprintf(stderr,
                  "usage: kiln-worker is started by kiln-harness, which passes a WorkerRequest "
                  "on fd 3 and reads WorkerEvents from fd 4\n");
@@ -49,26 +33,6 @@ int main() {
   // Line-buffered so the log keeps the solution's last lines when it crashes.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   kiln::v1::WorkerRequest request;
-  if (!kiln::ReadFramed(kRequestFd, &request)) {
-    std::fprintf(stderr, "kiln-worker: cannot read a WorkerRequest from fd 3\n");
-    Exit(2);
-  }
-  close(kRequestFd);
-  std::fprintf(stderr, "kiln-worker: %s role, %s backend, library %s, symbol %s\n",
-               request.role().c_str(), request.backend().c_str(), request.library_path().c_str(),
-               request.symbol().c_str());
-
-  kiln::v1::WorkerResult result = kiln::Evaluate(request, SendStatus);
-  if (!result.error().empty()) {
-    result.set_error(kiln::SanitizeUtf8(result.error()));
-    std::fprintf(stderr, "kiln-worker: %s: %s\n",
-                 kiln::v1::EvaluationStatus_Name(result.status()).c_str(), result.error().c_str());
-  }
-  kiln::v1::WorkerEvent event;
-  *event.mutable_result() = std::move(result);
-  if (!kiln::WriteFramed(kEventFd, event)) {
-    std::fprintf(stderr, "kiln-worker: cannot send the result on fd 4\n");
-    Exit(3);
-  }
-  Exit(0);
+  if (!kiln::ReadWorkerRequest(kiln::kWorkerRequestFd, &request)) Exit(2);
+  Exit(kiln::ServeWorkerRequest(request, kiln::kWorkerEventFd, nullptr));
 }

@@ -19,10 +19,13 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/sandbox/process.h"
 #include "harness/worker/utf8.h"
+
+extern "C" char** environ;
 
 namespace kiln {
 namespace {
@@ -162,6 +165,19 @@ bool ReadFramed(int fd, google::protobuf::MessageLite* msg, uint32_t max_bytes) 
   std::string body(size, '\0');
   if (!ReadAll(fd, body.data(), body.size())) return false;
   return msg->ParseFromString(body);
+}
+
+std::vector<std::string> OverrideEnvironment(const std::vector<std::string>& base,
+                                             const std::vector<std::string>& overrides) {
+  std::vector<std::string> out;
+  auto name_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  for (const std::string& kv : base) {
+    bool replaced = false;
+    for (const std::string& o : overrides) replaced = replaced || name_of(o) == name_of(kv);
+    if (!replaced) out.push_back(kv);
+  }
+  out.insert(out.end(), overrides.begin(), overrides.end());
+  return out;
 }
 
 std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name) {
@@ -392,6 +408,13 @@ v1::WorkerResult Interpret(const WorkerLaunch& launch, const v1::WorkerRequest& 
       absl::Status claims = CheckResultClaims(request, *channel.result);
       if (!claims.ok()) return Failure(v1::REJECTED, std::string(claims.message()));
     }
+    // A solution that returned non-zero usually printed why (the TVM-FFI entries print the
+    // failed check); the verdict's log carries it.
+    if (channel.result->status() == v1::RUNTIME_ERROR &&
+        absl::StartsWith(channel.result->error(), "entry point returned ") &&
+        LogTail(launch.log_path, 1) != "(worker log is empty)") {
+      channel.result->set_error(WithLogTail(channel.result->error(), launch));
+    }
     return *std::move(channel.result);
   }
   if (channel.cancelled) return Failure(v1::CANCELLED, "cancelled");
@@ -439,6 +462,7 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
 
   ProcessOptions opts;
   opts.argv = {launch.worker_path};
+  opts.argv.insert(opts.argv.end(), launch.worker_args.begin(), launch.worker_args.end());
   opts.cwd = launch.job_dir;
   opts.stdout_path = launch.log_path;
   opts.merge_stderr = true;
@@ -446,6 +470,11 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
   opts.max_address_space = launch.max_address_space;
   opts.child_fds = {request_read.get(), event_write.get()};
   opts.sandbox = launch.sandbox;
+  if (!launch.env_overrides.empty()) {
+    std::vector<std::string> parent;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) parent.emplace_back(*e);
+    opts.env = OverrideEnvironment(parent, launch.env_overrides);
+  }
   absl::StatusOr<Process> process = Process::Start(opts);
   // The child holds its own copies; ours would keep the request open and the events from ending.
   request_read.Close();

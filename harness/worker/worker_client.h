@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "harness/sandbox/sandbox_policy.h"
@@ -17,7 +18,8 @@
 namespace kiln {
 
 struct WorkerLaunch {
-  std::string worker_path;      // kiln-worker executable
+  std::string worker_path;      // kiln-worker executable (or python3 for the reference runner)
+  std::vector<std::string> worker_args;  // after worker_path
   std::string job_dir;          // private folder of this job; the worker's cwd
   std::string log_path;         // worker stdout+stderr (candidate prints land here)
   double timeout_s = 300;       // whole worker, start to result
@@ -27,7 +29,14 @@ struct WorkerLaunch {
   int64_t max_log_bytes = int64_t{64} << 20;
   // The sandbox the worker runs in (null: unconfined). Its writable folder is job_dir.
   std::shared_ptr<const SandboxPolicy> sandbox;
+  // "K=V" set over the harness's environment (CUDA_VISIBLE_DEVICES of a worker pinned to one
+  // GPU); a sandbox still passes on only the variables it keeps. Empty: the environment as is.
+  std::vector<std::string> env_overrides;
 };
+
+// `base` ("K=V" entries) with every variable of `overrides` replaced or added.
+std::vector<std::string> OverrideEnvironment(const std::vector<std::string>& base,
+                                             const std::vector<std::string>& overrides);
 
 // Framing of the pipe protocol: 4-byte little-endian length + serialized message.
 bool WriteFramed(int fd, const google::protobuf::MessageLite& msg);

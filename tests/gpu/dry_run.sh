@@ -5,6 +5,8 @@
 # asserting what each must report. It proves the scripts parse, time-box, tabulate, pack their
 # details and fail when a verdict is wrong; it says nothing about kiln or the kernels.
 #
+# The multi-GPU benchmarks (tests/perf/multi_gpu_*.sh) run against a fake node of two GPUs.
+#
 # Usage: tests/gpu/dry_run.sh [DATASET_DIR=../shared/datasets/flashinfer-trace beside the repository]
 set -uo pipefail
 gpu_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -98,6 +100,20 @@ KILN_FAKE_STATE="$tmp/s.state" bash "$root/tests/perf/gpu_slot_utilisation.sh" "
 contains "$tmp/slot/report.md" \
   "^\| GPU samples with utilisation > 0 while the queue is non-empty \(kiln node polls\) \| [0-9.]+ %"
 expect "slot utilisation reports sampled utilisation" $? "$(tail -5 "$tmp/slot.log")"
+
+KILN_FAKE_STATE="$tmp/i.state" KILN_FAKE_SLEEP=1 bash "$root/tests/perf/multi_gpu_interference.sh" \
+  "$bundle" "$tmp/interference" 2 >"$tmp/interference.log" 2>&1
+rc=$?
+[[ $rc == 0 ]] && contains "$tmp/interference/summary.txt" "^batch_size=2048 .* (yes|NO)$"
+expect "multi-GPU interference reports alone vs loaded latencies" $? \
+  "exit $rc; $(tail -5 "$tmp/interference.log")"
+
+KILN_FAKE_STATE="$tmp/m.state" bash "$root/tests/perf/multi_gpu_throughput.sh" "$bundle" \
+  "$tmp/throughput" 4 >"$tmp/throughput.log" 2>&1
+rc=$?
+[[ $rc == 0 ]] && contains "$tmp/throughput/summary.txt" "^wall\(--gpus 0\) / wall\(--gpus 0,1\) = [0-9.]+"
+expect "multi-GPU throughput reports the wall-time ratio" $? \
+  "exit $rc; $(tail -5 "$tmp/throughput.log")"
 
 echo
 if ((failures)); then echo "dry run: $failures failure(s)"; exit 1; fi

@@ -48,6 +48,7 @@ def nvcc_path():
 
 def nvcc_command(nvcc, include_dir, so, cu):
     return [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{include_dir}",
+            "-isystem", os.path.join(include_dir, "kiln", "tvm_ffi_compat"),
             "--expt-relaxed-constexpr", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode",
             "arch=compute_90,code=compute_90", "-o", so, cu]
 

@@ -31,6 +31,10 @@ SOLUTIONS_BY_NAME = {
     "rmsnorm_h4096_naive": ("rmsnorm_h4096", "Naive: one thread per row, uncoalesced loads."),
     "rmsnorm_h4096_tuned": ("rmsnorm_h4096", "Tuned: one block per row, 128-bit loads and "
                             "stores, row kept in registers, warp-shuffle reduction."),
+    "rmsnorm_h4096_tvm_ffi": ("rmsnorm_h4096", "Written against TVM-FFI (TensorView, "
+                              "TVMFFIEnvGetStream, TVM_FFI_ICHECK, "
+                              "TVM_FFI_DLL_EXPORT_TYPED_FUNC): one block per row, 128-bit "
+                              "accesses; compiles unchanged with kiln's compatibility headers."),
     "gemm_n4096_k4096_naive": ("gemm_n4096_k4096", "Naive: one thread per output element "
                                "looping over K in global memory, float32 accumulation."),
     "gemm_n4096_k4096_tuned": ("gemm_n4096_k4096", "Tuned: WMMA tensor cores (float16 in, "
@@ -50,6 +54,8 @@ def solution_files():
         with open(os.path.join(KERNELS, name + ".cu"), encoding="utf-8") as f:
             source = f.read()
         doc = solution_document(name, definition, description, "kernel.cu", source)
+        if name.endswith("_tvm_ffi"):
+            doc["spec"]["binding"] = "tvm-ffi"  # flashinfer-bench's default for cuda
         files[os.path.join(SOLUTIONS, name, "solution.json")] = dump_json(doc)
     return files
 

@@ -14,7 +14,8 @@
 #    the flashinfer-trace definitions rmsnorm_h4096 and gemm_n4096_k4096 from DATASET_DIR as
 #    they are (no native_reference: the harness attaches the one it ships) with their workloads,
 #    submits the naive and the tuned solution of each in official mode on the first 4 workloads
-#    (KILN_SUITE_WORKLOADS), and records latencies and speedups;
+#    (KILN_SUITE_WORKLOADS), and records latencies and speedups; rmsnorm_h4096 also gets a
+#    solution written against TVM-FFI (kiln's compatibility headers), expected to pass;
 # 4. prints "check | expected | got | ok" and exits 1 if any check failed.
 #
 # OUT_DIR gets summary.txt and details.tar.gz (every log and --json output). Bounded by
@@ -368,6 +369,11 @@ if (($(remaining) > 60)) && start_harness 120 harness_phase2.log; then
     $results traces "$details/${name}_naive.json" "${name}_naive" >>"$speed"
     $results traces "$details/${name}_tuned.json" "${name}_tuned" >>"$speed"
     compare_speed "$name" "${name}_naive" "${name}_tuned"
+    if [[ -d "$sol/${name}_tvm_ffi" ]]; then  # written against TVM-FFI, compiled unchanged
+      submit "${name}_tvm_ffi" "$name" "$sol/${name}_tvm_ffi" "$wl" 150
+      expect "${name}_tvm_ffi" "$name TVM-FFI solution (official, 4 workloads)" PASSED 0
+      $results traces "$details/${name}_tvm_ffi.json" "${name}_tvm_ffi" >>"$speed"
+    fi
   done
   stop_harness
 else

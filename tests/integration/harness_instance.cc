@@ -31,7 +31,11 @@ HarnessInstance::HarnessInstance(std::string data_dir, const std::vector<std::st
     : data_dir_(std::move(data_dir)) {
   std::vector<std::string> argv{HarnessBinary(), "--listen",   "127.0.0.1:0",
                                 "--data-dir",    data_dir_,    "--quiet",
-                                "--worker-timeout-s", std::to_string(kWorkerTimeoutS)};
+                                "--worker-timeout-s", std::to_string(kWorkerTimeoutS),
+                                // Official-mode timings stay well inside the 5 s worker limit
+                                // on machines that report a very large L3 (a VM showing its
+                                // host's): the flush is recorded, the protocol unchanged.
+                                "--host-flush-mb", "16"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   child_.emplace(Child::Start(argv, logs_ / "stdout", logs_ / "stderr"));
   address_ = WaitForListening(*child_, "kiln-harness");

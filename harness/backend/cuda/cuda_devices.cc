@@ -23,10 +23,25 @@ absl::StatusOr<CudaDeviceInfo> Describe(const CudaRuntimeApi& rt, int index) {
   info.l2_bytes = prop.l2CacheSize;
   char bus_id[32] = {};
   if (rt.DeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) info.pci_bus_id = bus_id;
+  info.uuid = FormatGpuUuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
   return info;
 }
 
 }  // namespace
+
+std::string FormatGpuUuid(const unsigned char bytes[16]) {
+  bool any = false;
+  for (int i = 0; i < 16; ++i) any = any || bytes[i] != 0;
+  if (!any) return "";
+  std::string out = "GPU-";
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 0xf];
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
   absl::StatusOr<const CudaRuntimeApi*> rt = LoadCudaRuntime();

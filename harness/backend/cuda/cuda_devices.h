@@ -23,7 +23,12 @@ struct CudaDeviceInfo {
   int64_t memory_bytes = 0;
   int64_t l2_bytes = 0;
   std::string pci_bus_id;  // "0000:19:00.0"
+  std::string uuid;        // "GPU-5a3c...": what CUDA_VISIBLE_DEVICES accepts; empty if unknown
 };
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi and CUDA_VISIBLE_DEVICES spell the
+// 16 bytes of cudaDeviceProp::uuid; empty when they are all zero.
+std::string FormatGpuUuid(const unsigned char bytes[16]);
 
 // Every GPU the runtime reports. FAILED_PRECONDITION "no CUDA device: <reason>" when the runtime
 // or the driver is missing or there is no GPU.

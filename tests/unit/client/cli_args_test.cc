@@ -151,3 +151,21 @@ TEST_CASE("arguments after -- are positional") {
   REQUIRE(inv.ok());
   CHECK(inv->args.positionals == std::vector<std::string>{"--odd-name.json"});
 }
+
+TEST_CASE("defs import takes --definition several times, in order") {
+  auto inv = Parse({"defs", "import", "ds/", "--definition", "b", "--definition=a", "--dry-run",
+                    "--strict", "--json"});
+  REQUIRE(inv.ok());
+  REQUIRE(inv->command->name == "defs import");
+  CHECK(inv->args.positionals == std::vector<std::string>{"ds/"});
+  CHECK(inv->args.GetAll("definition") == std::vector<std::string>{"b", "a"});
+  CHECK(inv->args.Has("dry-run"));
+  CHECK(inv->args.Has("strict"));
+  auto none = Parse({"defs", "import", "ds/"});
+  REQUIRE(none.ok());
+  CHECK(none->args.GetAll("definition").empty());
+  CHECK(Error({"defs", "import"}) == "kiln defs import: missing DIR");
+  CHECK(Error({"defs", "import", "ds", "--dry-run", "--dry-run"}) ==
+        "kiln defs import: flag '--dry-run' given twice");
+  CHECK(kiln::cli::Usage(inv->command).find("--definition NAME") != std::string::npos);
+}

@@ -50,5 +50,19 @@ TEST_CASE("an empty part still changes the digest") {
   CHECK(none.HexDigest() != one_empty.HexDigest());
 }
 
+TEST_CASE("Update feeds raw bytes: pieces digest like the whole") {
+  Sha256 pieces;
+  pieces.Update("a");
+  pieces.Update("");
+  pieces.Update("bc");
+  CHECK(pieces.HexDigest() ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // SHA-256("abc")
+  Sha256 framed;
+  framed.AddPart("abc");
+  Sha256 raw;
+  raw.Update("abc");
+  CHECK(framed.HexDigest() != raw.HexDigest());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -87,6 +87,18 @@ TEST_CASE("campaign file errors name the offending field") {
   CHECK_THAT(
       message(ParseWith(Replace(yaml, "solution: matmul_naive.json", "solution: nope.json"))),
       Catch::StartsWith("baseline.solution:"));
+  CHECK_THAT(message(ParseWith(Replace(yaml, "baseline:\n  solution: matmul_naive.json",
+                                       "baseline: torch_jit"))),
+             Catch::StartsWith("baseline:"));
+  {
+    DiskCampaignFiles files(kExamples);
+    absl::StatusOr<CampaignSpec> torch = ParseCampaignSpec(
+        Replace(yaml, "baseline:\n  solution: matmul_naive.json", "baseline: torch_compile"),
+        files);
+    REQUIRE(torch.ok());
+    CHECK(torch->baseline_is_reference);
+    CHECK(torch->torch_baseline == "torch_compile");
+  }
   CHECK_THAT(message(ParseWith(
                  Replace(yaml, "definition: matmul_f32_k128.json", "definition: ../etc/x.json"))),
              Catch::StartsWith("definition:"));

@@ -141,5 +141,33 @@ TEST_CASE("solution parse errors name the offending field") {
   }
 }
 
+TEST_CASE("a flashinfer-bench solution.json keeps spec.binding through a round trip") {
+  const char* kOfficial = R"({
+    "name": "gemm_cuda_tvm_v1", "definition": "gemm_n128_k2048", "author": "team-b",
+    "spec": {"language": "cuda", "target_hardware": ["B200"], "entry_point": "kernel.cu::run",
+             "dependencies": [], "destination_passing_style": true, "binding": "tvm-ffi"},
+    "sources": [{"path": "kernel.cu", "content": "// k"}],
+    "description": "tiled"
+  })";
+  absl::StatusOr<v1::Solution> s = ParseSolutionJson(kOfficial);
+  REQUIRE(s.ok());
+  REQUIRE(s->spec().has_binding());
+  CHECK(s->spec().binding() == "tvm-ffi");
+  CHECK(s->spec().destination_passing_style());
+  CHECK(s->description() == "tiled");
+  const Json written = Json::parse(SolutionToJson(*s));
+  CHECK(written["spec"]["binding"] == "tvm-ffi");
+  // Without a binding none is written (null and absent read the same).
+  absl::StatusOr<v1::Solution> none = ParseSolutionJson(R"({"name": "x", "spec": {
+    "language": "python", "entry_point": "main.py::run", "binding": null},
+    "sources": [{"path": "main.py", "content": "def run(): pass"}]})");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->spec().has_binding());
+  CHECK_FALSE(Json::parse(SolutionToJson(*none))["spec"].contains("binding"));
+  CheckInvalid(ParseSolutionJson(R"({"spec": {"language": "cuda", "entry_point": "a.cu::f",
+    "binding": 3}, "sources": []})").status(),
+               "solution.spec.binding");
+}
+
 }  // namespace
 }  // namespace kiln

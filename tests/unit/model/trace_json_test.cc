@@ -3,6 +3,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -136,18 +137,26 @@ TEST_CASE("the kiln trace detail travels under \"kiln\" only when extensions are
   CHECK(exported["evaluation"]["status"] == "PASSED");
 }
 
-TEST_CASE("kiln-only statuses are exported as RUNTIME_ERROR with the exact one in the log") {
-  for (v1::EvaluationStatus status : {v1::REJECTED, v1::CANCELLED, v1::INTERRUPTED}) {
+TEST_CASE("kiln-only statuses are exported as their nearest official status, the exact one in "
+          "the log") {
+  const std::vector<std::pair<v1::EvaluationStatus, std::string>> cases = {
+      {v1::REJECTED, "INCORRECT_NUMERICAL"},
+      {v1::CANCELLED, "TIMEOUT"},
+      {v1::INTERRUPTED, "RUNTIME_ERROR"}};
+  for (const auto& [status, official] : cases) {
+    INFO(StatusName(status));
     v1::Trace t = PassedTrace();
     t.mutable_evaluation()->set_status(status);
     t.mutable_evaluation()->clear_correctness();
     t.mutable_evaluation()->clear_performance();
     t.mutable_evaluation()->set_log("worker log");
-    t.mutable_kiln()->set_reason("integrity: input mutated");
+    t.mutable_kiln()->set_reason("integrity.input_mutation: input a changed");
+    CHECK(std::string(StatusName(FlashinferStatus(status))) == official);
     Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
-    CHECK(out["evaluation"]["status"] == "RUNTIME_ERROR");
+    CHECK(out["evaluation"]["status"] == official);
     CHECK(out["evaluation"]["log"] == "kiln status: " + std::string(StatusName(status)) +
-                                          ": integrity: input mutated\nworker log");
+                                          ": integrity.input_mutation: input a changed\nworker log");
+    CHECK(out["evaluation"]["performance"].is_null());
 
     // With extensions the exact status is written as is.
     Json own = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/true));
@@ -156,14 +165,67 @@ TEST_CASE("kiln-only statuses are exported as RUNTIME_ERROR with the exact one i
   }
 }
 
-TEST_CASE("an exported kiln-only status drops correctness and performance, as flashinfer-bench "
-          "requires of RUNTIME_ERROR") {
+TEST_CASE("an exported REJECTED trace keeps kiln's status and reason in correctness.extra") {
   v1::Trace t = PassedTrace();
   t.mutable_evaluation()->set_status(v1::REJECTED);
+  t.mutable_kiln()->set_reason("integrity.faster_than_memory: latency below the floor");
   Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
-  CHECK(out["evaluation"]["correctness"].is_null());
+  CHECK(out["evaluation"]["status"] == "INCORRECT_NUMERICAL");
+  // INCORRECT_NUMERICAL carries correctness and never performance (flashinfer-bench's validator).
   CHECK(out["evaluation"]["performance"].is_null());
-  CHECK(out["evaluation"]["log"].get<std::string>().rfind("kiln status: REJECTED", 0) == 0);
+  const Json& c = out["evaluation"]["correctness"];
+  CHECK(c["max_relative_error"] == 1.15e-05);
+  CHECK(c["extra"]["kiln_status"] == "REJECTED");
+  CHECK(c["extra"]["kiln_reason"] == "integrity.faster_than_memory: latency below the floor");
+  CHECK(c["extra"]["worst"] == "output");  // kiln's own extra stays
+
+  // Rejected before anything was compared: the errors are NaN ("not measured").
+  t.mutable_evaluation()->clear_correctness();
+  out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+  CHECK(out["evaluation"]["correctness"]["max_absolute_error"] == "NaN");
+  CHECK(out["evaluation"]["correctness"]["extra"]["kiln_status"] == "REJECTED");
+}
+
+TEST_CASE("export drops metrics flashinfer-bench refuses for a status and fills what it requires") {
+  SECTION("INCORRECT_SHAPE with a comparison loses its correctness") {
+    v1::Trace t = PassedTrace();
+    t.mutable_evaluation()->set_status(v1::INCORRECT_SHAPE);
+    Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+    CHECK(out["evaluation"]["correctness"].is_null());
+    CHECK(out["evaluation"]["performance"].is_null());
+  }
+  SECTION("INCORRECT_NUMERICAL loses its performance") {
+    v1::Trace t = PassedTrace();
+    t.mutable_evaluation()->set_status(v1::INCORRECT_NUMERICAL);
+    Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+    CHECK(out["evaluation"]["correctness"].is_object());
+    CHECK(out["evaluation"]["performance"].is_null());
+  }
+  SECTION("PASSED without metrics gets both; bad latencies become 0") {
+    v1::Trace t = PassedTrace();
+    t.mutable_evaluation()->clear_correctness();
+    t.mutable_evaluation()->mutable_performance()->set_speedup_factor(std::nan(""));
+    t.mutable_evaluation()->mutable_performance()->set_reference_latency_ms(-1);
+    Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+    CHECK(out["evaluation"]["correctness"]["max_absolute_error"] == "NaN");
+    CHECK(out["evaluation"]["performance"]["latency_ms"] == 0.008);
+    CHECK(out["evaluation"]["performance"]["speedup_factor"] == 0.0);
+    CHECK(out["evaluation"]["performance"]["reference_latency_ms"] == 0.0);
+  }
+  SECTION("empty hardware and timestamp are written as \"unknown\"") {
+    v1::Trace t = PassedTrace();
+    t.mutable_evaluation()->mutable_environment()->clear_hardware();
+    t.mutable_evaluation()->clear_timestamp();
+    Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+    CHECK(out["evaluation"]["environment"]["hardware"] == "unknown");
+    CHECK(out["evaluation"]["timestamp"] == "unknown");
+  }
+  SECTION("a trace without a verdict has a null evaluation") {
+    v1::Trace t = PassedTrace();
+    t.mutable_evaluation()->set_status(v1::STATUS_UNSPECIFIED);
+    Json out = Json::parse(TraceToJson(t, /*export_kiln_extensions=*/false));
+    CHECK(out["evaluation"].is_null());
+  }
 }
 
 TEST_CASE("status names are the enum names and parse back") {

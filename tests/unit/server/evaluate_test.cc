@@ -79,6 +79,84 @@ TEST_CASE("the demo solution passes with a latency and a speedup") {
   CHECK(has_worker_log);
 }
 
+TEST_CASE("a trace names its reference source and carries the reference as a baseline") {
+  TestNode node;
+  EvaluateOutcome out = Evaluate(node.stub(), VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];")));
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  REQUIRE(run.status() == v1::PASSED);
+  const v1::Trace& trace = run.traces(0);
+  // The host backend has no Python reference runner: the native reference computed it.
+  CHECK(trace.kiln().reference_source() == "native_reference");
+  REQUIRE(trace.kiln().baselines_size() == 1);
+  const v1::BaselineResult& ref = trace.kiln().baselines(0);
+  CHECK(ref.name() == "reference");
+  CHECK(ref.source() == "native_reference");
+  CHECK(ref.latency_ms() == trace.evaluation().performance().reference_latency_ms());
+  CHECK(ref.speedup() == Approx(trace.evaluation().performance().speedup_factor()));
+}
+
+TEST_CASE("baselines are validated at admission, naming the field") {
+  TestNode node;
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+  SECTION("an unknown baseline") {
+    request.add_baselines("torch_jit");
+    EvaluateOutcome out = Evaluate(node.stub(), request);
+    CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(out.status.error_message() ==
+          "baselines[0]: 'torch_jit' is not one of torch_eager, torch_compile");
+  }
+  SECTION("a baseline named twice") {
+    request.add_baselines("torch_compile");
+    request.add_baselines("torch_compile");
+    EvaluateOutcome out = Evaluate(node.stub(), request);
+    CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(out.status.error_message().find("baselines[1]") == 0);
+  }
+  SECTION("a torch baseline where torch cannot run") {
+    request.add_baselines("torch_compile");
+    EvaluateOutcome out = Evaluate(node.stub(), request);
+    CHECK(out.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    INFO(out.status.error_message());
+    CHECK(out.status.error_message().find("baselines[0]: torch_compile") == 0);
+    CHECK(out.status.error_message().find("cannot run here") != std::string::npos);
+  }
+  // Nothing was admitted.
+  CHECK(testing::RunsArchived(node.stub()) == 0);
+}
+
+TEST_CASE("a definition with only a Python reference is refused where torch cannot run it") {
+  TestNode node;
+  auto builtins = LoadBuiltinDefinitions();
+  REQUIRE(builtins.ok());
+  v1::Definition def;
+  for (const BuiltinDefinition& b : *builtins) {
+    if (b.definition.name() == "vector_add_f32") def = b.definition;
+  }
+  REQUIRE(!def.name().empty());
+  def.set_name("vector_add_python_only");
+  def.clear_native_reference();
+  def.set_reference("import torch\n\ndef run(a, b):\n    return a + b\n");
+  {
+    grpc::ClientContext ctx;
+    v1::PutDefinitionRequest put;
+    *put.mutable_definition() = def;
+    v1::PutDefinitionResponse response;
+    grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
+    INFO(status.error_message());
+    REQUIRE(status.ok());
+  }
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+  request.set_definition(def.name());
+  request.mutable_solution()->set_definition(def.name());
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  CHECK(out.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  INFO(out.status.error_message());
+  CHECK(out.status.error_message() ==
+        "definition 'vector_add_python_only' has no native_reference, and its Python reference "
+        "cannot run here: Python references run on the cuda backend, not 'host'");
+}
+
 TEST_CASE("a trace is streamed for each workload as it finishes") {
   TestNode node;
   v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));

@@ -142,5 +142,82 @@ TEST_CASE("safetensors dtype names map onto kiln dtypes") {
   CHECK_FALSE(DTypeFromSafetensors("U8").ok());
 }
 
+TEST_CASE("CheckSafetensorsTensor checks a tensor without reading it, naming file, key, "
+          "expected and found") {
+  TempDir dir;
+  const std::string path = dir.path() + "/blob.safetensors";
+  REQUIRE(WriteFile(path, Image(kTwoTensors, TwoTensorData())).ok());
+  CHECK(CheckSafetensorsTensor(path, "kv_indptr", v1::DTYPE_INT32, {3}).ok());
+  CHECK(CheckSafetensorsTensor(path, "scale", v1::DTYPE_FLOAT32, {1, 2}).ok());
+
+  absl::Status shape = CheckSafetensorsTensor(path, "kv_indptr", v1::DTYPE_INT32, {4});
+  CHECK(shape.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(shape.message()) == "safetensors " + path +
+                                            " tensor 'kv_indptr': shape [3] but the workload "
+                                            "needs [4]");
+  absl::Status dtype = CheckSafetensorsTensor(path, "scale", v1::DTYPE_BFLOAT16, {1, 2});
+  CHECK(dtype.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(dtype.message()) == "safetensors " + path +
+                                            " tensor 'scale': dtype float32 but the definition "
+                                            "says bfloat16");
+  absl::Status key = CheckSafetensorsTensor(path, "qo_indptr", v1::DTYPE_INT32, {3});
+  CHECK(std::string(key.message()) == "safetensors " + path + " tensor 'qo_indptr': no such tensor");
+  CHECK(CheckSafetensorsTensor(path, "__metadata__", v1::DTYPE_INT32, {3}).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(CheckSafetensorsTensor(dir.path() + "/none.safetensors", "kv_indptr", v1::DTYPE_INT32,
+                               {3})
+            .code() == absl::StatusCode::kFailedPrecondition);
+  // Data cut short: the header alone does not make the tensor readable.
+  REQUIRE(WriteFile(path, Image(kTwoTensors, TwoTensorData().substr(0, 14))).ok());
+  CHECK_FALSE(CheckSafetensorsTensor(path, "scale", v1::DTYPE_FLOAT32, {1, 2}).ok());
+  CHECK(CheckSafetensorsTensor(path, "kv_indptr", v1::DTYPE_INT32, {3}).ok());
+}
+
+TEST_CASE("ValidateSafetensorsFile accepts well-formed files, other dtypes included") {
+  TempDir dir;
+  const std::string path = dir.path() + "/blob.safetensors";
+  REQUIRE(WriteFile(path, Image(kTwoTensors, TwoTensorData())).ok());
+  CHECK(ValidateSafetensorsFile(path).ok());
+  REQUIRE(WriteFile(path, Image(R"({"u":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+                                "ab"))
+              .ok());
+  CHECK(ValidateSafetensorsFile(path).ok());
+  REQUIRE(WriteFile(path, Image("{}", "")).ok());
+  CHECK(ValidateSafetensorsFile(path).ok());
+}
+
+TEST_CASE("ValidateSafetensorsFile rejects malformed files naming the file") {
+  TempDir dir;
+  const std::string path = dir.path() + "/blob.safetensors";
+  std::string expected;
+  SECTION("not safetensors at all") {
+    REQUIRE(WriteFile(path, "plain text, long enough").ok());
+    expected = "header length";
+  }
+  SECTION("header is not JSON") {
+    REQUIRE(WriteFile(path, Image("[1, 2]", "")).ok());
+    expected = "not a JSON object";
+  }
+  SECTION("offsets past the data") {
+    REQUIRE(WriteFile(path, Image(kTwoTensors, TwoTensorData().substr(0, 19))).ok());
+    expected = "tensor 'scale': data_offsets run past the file";
+  }
+  SECTION("entry without dtype") {
+    REQUIRE(WriteFile(path, Image(R"({"a":{"shape":[1],"data_offsets":[0,4]}})", "abcd")).ok());
+    expected = "tensor 'a': dtype missing";
+  }
+  SECTION("negative shape") {
+    REQUIRE(WriteFile(path, Image(R"({"a":{"dtype":"I32","shape":[-1],"data_offsets":[0,4]}})",
+                                  "abcd"))
+                .ok());
+    expected = "tensor 'a': shape holds a non-integer";
+  }
+  absl::Status s = ValidateSafetensorsFile(path);
+  INFO(s.ToString());
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find(path) != std::string::npos);
+  CHECK(std::string(s.message()).find(expected) != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,0 +1,166 @@
+// `kiln report DEFINITION`: one page per definition, from the archived runs of every team.
+//
+//   DefinitionReportOptions options{.definition = "gemm_n4096_k4096", .mode = "official",
+//                                   .backend = "cuda"};
+//   absl::StatusOr<DefinitionReport> report = BuildDefinitionReport(runs, options);
+//   std::cout << DefinitionReportText(*report, Baseline::kReference);
+//
+// Everything here is pure: the runs (with traces, as GetRun returns them) go in, numbers and
+// renderings come out. Reading them from a harness is definition_report_command.cc's job.
+//
+// The numbers (docs/report.md has the formulas and their sources):
+// - per workload and team: the best (lowest) latency of a PASSED trace among the team's ranked
+//   runs, and the run that gave it;
+// - per workload and baseline (reference, torch_eager, torch_compile): the best-known latency,
+//   the lowest one measured by any ranked run on that workload;
+// - speedup = baseline latency / the team's best latency;
+// - score (flashinfer-bench contest scoring): the arithmetic mean over the definition's
+//   workloads of the speedup vs the reference, a workload without a PASSED trace counting 0;
+// - fast_p (KernelBench, src/score.py): the fraction of the definition's workloads that PASSED
+//   with a speedup strictly greater than p.
+#ifndef KILN_CLIENT_DEFINITION_REPORT_H_
+#define KILN_CLIENT_DEFINITION_REPORT_H_
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/json_output.h"
+#include "kiln/v1/types.pb.h"
+
+namespace kiln::cli {
+
+// The baselines a candidate is compared with, in the order of BaselineResult.name's values.
+enum class Baseline { kReference = 0, kTorchEager = 1, kTorchCompile = 2 };
+inline constexpr int kBaselineCount = 3;
+inline constexpr std::array<Baseline, kBaselineCount> kBaselines = {
+    Baseline::kReference, Baseline::kTorchEager, Baseline::kTorchCompile};
+
+// "reference", "torch_eager", "torch_compile".
+const char* BaselineName(Baseline baseline);
+// The inverse; INVALID_ARGUMENT naming the accepted values.
+absl::StatusOr<Baseline> ParseBaseline(const std::string& name);
+
+// The thresholds the report tabulates fast_p at (KernelBench's list without 0.8), and the
+// JSON keys they are written under ("0.0", ... as KernelBench's str(p)).
+inline constexpr std::array<double, 5> kFastPThresholds = {0.0, 0.5, 1.0, 1.5, 2.0};
+std::string FastPKey(double p);
+
+// What one workload contributes to a team's score and fast_p for one baseline.
+struct WorkloadOutcome {
+  bool passed = false;  // the team has a PASSED trace on the workload
+  double speedup = 0;   // baseline latency / best latency; 0 when the baseline is not known
+};
+
+// flashinfer-bench contest score: mean over all `outcomes` of the speedup, 0 for a workload
+// that did not pass. nullopt when there is no workload, or when a passed workload has no
+// baseline latency (the mean would be a guess).
+std::optional<double> ContestScore(const std::vector<WorkloadOutcome>& outcomes);
+
+// KernelBench fast_p: (number of outcomes passed with speedup > p) / (number of outcomes).
+// Strictly greater, and the denominator counts every workload, failed ones included. nullopt
+// when there is no workload or a passed workload has no baseline latency.
+std::optional<double> FastP(const std::vector<WorkloadOutcome>& outcomes, double p);
+
+// How runs are grouped into the report's competitors.
+enum class GroupBy { kTeam, kSolution };
+
+struct DefinitionReportOptions {
+  std::string definition;
+  std::string mode;  // only runs timed in this mode are compared
+  // Only runs on this backend; empty: the backend of most runs (ties: the newest run's).
+  std::string backend;
+  GroupBy group_by = GroupBy::kTeam;
+};
+
+// The best-known measurement of one baseline on one workload.
+struct BaselineMeasurement {
+  double latency_ms = 0;  // 0: no ranked run measured it
+  std::string source;     // python | native_reference | "" (not recorded by older runs)
+  std::string device;     // TimingResult.device of the measurement
+  std::string run_id;     // the run whose trace carried it
+  bool cached = false;    // the harness took it from its cache of earlier measurements
+  std::string note;       // why it is missing, or the harness's note about it
+};
+
+struct ReportWorkload {
+  v1::Workload workload;  // uuid and axes (inputs dropped)
+  std::array<BaselineMeasurement, kBaselineCount> baselines;
+};
+
+// One competitor on one workload.
+struct CompetitorWorkload {
+  double best_latency_ms = 0;  // 0: no PASSED trace
+  std::string run_id;          // the run of the best latency
+  std::string solution_name;
+  std::array<double, kBaselineCount> speedup = {};  // 0: not passed or baseline not known
+};
+
+struct Competitor {
+  std::string name;  // the team (principal, or author on a harness without tokens) or solution
+  int runs = 0;      // ranked runs counted
+  std::vector<CompetitorWorkload> workloads;  // parallel to DefinitionReport::workloads
+  int passed_workloads = 0;
+  std::array<std::optional<double>, kBaselineCount> score;  // ContestScore per baseline
+  // FastP per baseline and kFastPThresholds entry.
+  std::array<std::array<std::optional<double>, kFastPThresholds.size()>, kBaselineCount> fast_p;
+  // Why score and fast_p are nullopt for a baseline ("" where they are known).
+  std::array<std::string, kBaselineCount> unavailable;
+};
+
+// Runs left out of the comparison, by reason.
+struct SkippedRuns {
+  int unfinished = 0;        // not RUN_DONE
+  int harness_checks = 0;    // the harness's own reference checks (principal "kiln")
+  int chosen_workloads = 0;  // evaluated on workloads of the submitter's choosing
+  int other_mode = 0;
+  int other_backend = 0;
+  int unreadable = 0;       // GetRun refused (another team's run, read by a team)
+  int stale_workloads = 0;  // traces of workloads no longer registered, ignored
+};
+
+struct DefinitionReport {
+  std::string definition;
+  std::string mode;
+  std::string backend;  // the backend compared ("" when no run qualified)
+  GroupBy group_by = GroupBy::kTeam;
+  int ranked_runs = 0;
+  SkippedRuns skipped;
+  std::vector<ReportWorkload> workloads;  // the newest ranked run's workloads, in its order
+  std::vector<Competitor> competitors;    // highest reference score first, then by name
+  std::string empty_reason;               // set when there is nothing to compare
+};
+
+// The team a run counts for: its principal, or its solution's author when the principal is
+// "local" (a harness without --tokens serves every caller as "local").
+std::string TeamOf(const v1::Run& run);
+
+// Builds the report from `runs` (GetRun answers, any order). Runs of other definitions are an
+// INVALID_ARGUMENT (the caller filtered by definition). `already_skipped` counts the runs the
+// caller left out before reading them (unreadable ones, other modes, ...); the report adds its
+// own.
+absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run>& runs,
+                                                       const DefinitionReportOptions& options,
+                                                       const SkippedRuns& already_skipped = {});
+
+// Human text: competitors (score and fast_p vs `baseline`), baselines per workload, and the
+// best latency of every competitor per workload. Ends in '\n'.
+std::string DefinitionReportText(const DefinitionReport& report, Baseline baseline);
+
+// The same numbers as JSON (field names in docs/report.md).
+Json DefinitionReportJson(const DefinitionReport& report, Baseline baseline);
+
+// A self-contained SVG: the fast_p curve vs `baseline` of every competitor (p from 0 to at
+// least 2) and the per-workload speedups vs `baseline` as grouped bars on a log scale.
+std::string DefinitionReportSvg(const DefinitionReport& report, Baseline baseline);
+
+// `text` with &, <, >, " and ' escaped for XML character data and attribute values.
+std::string XmlEscape(std::string_view text);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_DEFINITION_REPORT_H_

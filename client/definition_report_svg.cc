@@ -1,0 +1,306 @@
+// DefinitionReportSvg: the fast_p curves and the per-workload speedup bars, written by hand.
+//
+// Layout (pixels): a title band, the fast_p chart (plot on the left, legend on the right), then
+// the bar chart with the workload labels turned under it. Every coordinate goes through Num(),
+// which prints two decimals and never NaN or inf.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/definition_report.h"
+#include "client/report.h"
+#include "client/table.h"
+
+namespace kiln::cli {
+
+namespace {
+
+constexpr double kMinWidth = 960;
+constexpr double kLeft = 80;          // left edge of both plots
+constexpr double kLegendWidth = 230;  // right of the fast_p plot
+constexpr double kCurveTop = 70, kCurveHeight = 300;
+constexpr double kBarsTop = 470, kBarsHeight = 260;
+constexpr double kLabelBand = 150;  // under the bars, for the turned workload labels
+constexpr int kPGridSteps = 400;    // samples of the fast_p curve
+constexpr size_t kMaxBarCompetitors = 8;
+constexpr size_t kMaxLabelChars = 30;
+
+// Tableau 10: distinguishable, also in grey print.
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) v = 0;
+  return absl::StrFormat("%.2f", v);
+}
+
+std::string Text(double x, double y, const std::string& text, const std::string& attrs = "") {
+  return absl::StrCat("<text x=\"", Num(x), "\" y=\"", Num(y), "\"", attrs.empty() ? "" : " ",
+                      attrs, ">", XmlEscape(text), "</text>\n");
+}
+
+std::string Line(double x1, double y1, double x2, double y2, const std::string& attrs) {
+  return absl::StrCat("<line x1=\"", Num(x1), "\" y1=\"", Num(y1), "\" x2=\"", Num(x2), "\" y2=\"",
+                      Num(y2), "\" ", attrs, "/>\n");
+}
+
+std::string Truncate(std::string text, size_t n) {
+  if (text.size() <= n) return text;
+  return text.substr(0, n - 3) + "...";
+}
+
+std::vector<WorkloadOutcome> Outcomes(const Competitor& c, int b) {
+  std::vector<WorkloadOutcome> outcomes;
+  for (const CompetitorWorkload& w : c.workloads) {
+    outcomes.push_back({w.best_latency_ms > 0, w.speedup[b]});
+  }
+  return outcomes;
+}
+
+// The p range: 0 to the largest speedup rounded up to 0.5 (with room), at least 2, at most 10.
+double MaxP(const DefinitionReport& report, int b) {
+  double largest = 0;
+  for (const Competitor& c : report.competitors) {
+    for (const CompetitorWorkload& w : c.workloads) largest = std::max(largest, w.speedup[b]);
+  }
+  return std::clamp(std::ceil(largest * 1.1 * 2) / 2, 2.0, 10.0);
+}
+
+std::string Legend(const DefinitionReport& report, int b, double x, double y) {
+  std::string out =
+      Text(x, y, report.group_by == GroupBy::kTeam ? "teams" : "solutions", "font-weight=\"bold\"");
+  const size_t max_rows = static_cast<size_t>(kCurveHeight / 18) - 1;
+  for (size_t i = 0; i < report.competitors.size(); ++i) {
+    const double row = y + 18 * static_cast<double>(i + 1);
+    if (i == max_rows) {
+      out += Text(x, row, absl::StrCat("+", report.competitors.size() - i, " more"));
+      break;
+    }
+    const Competitor& c = report.competitors[i];
+    out += absl::StrCat("<rect x=\"", Num(x), "\" y=\"", Num(row - 10), "\" width=\"14\" height=\"",
+                        "10\" fill=\"", Color(i), "\"/>\n");
+    std::string label = Truncate(c.name, 22);
+    if (c.fast_p[b][0].has_value()) {
+      absl::StrAppend(&label, " (score ", absl::StrFormat("%.2f", c.score[0].value_or(0)), ")");
+    } else {
+      absl::StrAppend(&label, " (n/a)");
+    }
+    out += Text(x + 20, row, label);
+  }
+  return out;
+}
+
+std::string FastPChart(const DefinitionReport& report, int b, double width) {
+  const double plot_w = width - kLeft - kLegendWidth - 20;
+  const double bottom = kCurveTop + kCurveHeight;
+  const double max_p = MaxP(report, b);
+  auto x_of = [&](double p) { return kLeft + plot_w * p / max_p; };
+  auto y_of = [&](double f) { return bottom - kCurveHeight * f; };
+  std::string out = "<g class=\"fast-p\">\n";
+  // Grid, axes, ticks.
+  for (double f : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+    out += Line(kLeft, y_of(f), kLeft + plot_w, y_of(f), "stroke=\"#e0e0e0\"");
+    out += Text(kLeft - 8, y_of(f) + 4, absl::StrFormat("%.2f", f), "text-anchor=\"end\"");
+  }
+  const double step = max_p <= 4 ? 0.5 : 1.0;
+  for (double p = 0; p <= max_p + 1e-9; p += step) {
+    out += Line(x_of(p), bottom, x_of(p), bottom + 5, "stroke=\"#333\"");
+    out += Text(x_of(p), bottom + 18, absl::StrFormat("%g", p), "text-anchor=\"middle\"");
+  }
+  out += Line(x_of(1), kCurveTop, x_of(1), bottom, "stroke=\"#999\" stroke-dasharray=\"4 3\"");
+  out += Line(kLeft, bottom, kLeft + plot_w, bottom, "stroke=\"#333\"");
+  out += Line(kLeft, kCurveTop, kLeft, bottom, "stroke=\"#333\"");
+  out += Text(kLeft + plot_w / 2, bottom + 38,
+              absl::StrCat("p (speedup threshold vs ", BaselineName(static_cast<Baseline>(b)), ")"),
+              "text-anchor=\"middle\"");
+  out += Text(24, kCurveTop + kCurveHeight / 2,
+              "fast_p (share of workloads correct and faster than p)",
+              absl::StrCat("text-anchor=\"middle\" transform=\"rotate(-90 24 ",
+                           Num(kCurveTop + kCurveHeight / 2), ")\""));
+  // One step curve per competitor whose fast_p is known.
+  for (size_t i = 0; i < report.competitors.size(); ++i) {
+    const std::vector<WorkloadOutcome> outcomes = Outcomes(report.competitors[i], b);
+    if (!report.competitors[i].fast_p[b][0].has_value()) continue;
+    // Sampled on the grid; only the corners of the steps are written.
+    std::string points;
+    double previous = 0;
+    for (int k = 0; k <= kPGridSteps; ++k) {
+      const double p = max_p * k / kPGridSteps;
+      const double f = FastP(outcomes, p).value_or(0);
+      if (k == 0) {
+        absl::StrAppend(&points, Num(x_of(p)), ",", Num(y_of(f)));
+      } else if (f != previous) {
+        absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(y_of(previous)), " ", Num(x_of(p)),
+                        ",", Num(y_of(f)));
+      }
+      if (k == kPGridSteps) absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(y_of(f)));
+      previous = f;
+    }
+    absl::StrAppend(&out, "<polyline fill=\"none\" stroke=\"", Color(i),
+                    "\" stroke-width=\"2\" points=\"", points, "\"><title>",
+                    XmlEscape(report.competitors[i].name), "</title></polyline>\n");
+  }
+  for (const Competitor& c : report.competitors) {
+    if (c.fast_p[b][0].has_value()) break;
+    if (&c == &report.competitors.back()) {  // no curve at all: say why in the plot
+      out += Text(kLeft + plot_w / 2, kCurveTop + kCurveHeight / 2,
+                  absl::StrCat("fast_p unavailable: ", report.competitors.front().unavailable[b]),
+                  "text-anchor=\"middle\" fill=\"#a00\"");
+    }
+  }
+  out += Legend(report, b, kLeft + plot_w + 30, kCurveTop + 10);
+  return out + "</g>\n";
+}
+
+std::string BarChart(const DefinitionReport& report, int b, double width) {
+  const size_t shown = std::min(report.competitors.size(), kMaxBarCompetitors);
+  const double plot_w = width - kLeft - 40;
+  const double bottom = kBarsTop + kBarsHeight;
+  double lo = 1, hi = 1;
+  for (size_t i = 0; i < shown; ++i) {
+    for (const CompetitorWorkload& w : report.competitors[i].workloads) {
+      if (w.speedup[b] <= 0) continue;
+      lo = std::min(lo, w.speedup[b]);
+      hi = std::max(hi, w.speedup[b]);
+    }
+  }
+  const int lo_exp = static_cast<int>(std::floor(std::log10(lo / 1.2)));
+  const int hi_exp = static_cast<int>(std::ceil(std::log10(hi * 1.2)));
+  auto y_of = [&](double v) {
+    return bottom - kBarsHeight * (std::log10(v) - lo_exp) / (hi_exp - lo_exp);
+  };
+  std::string out = "<g class=\"speedups\">\n";
+  out += Text(kLeft, kBarsTop - 22,
+              absl::StrCat(
+                  "speedup vs ", BaselineName(static_cast<Baseline>(b)), " per workload (log scale",
+                  shown < report.competitors.size()
+                      ? absl::StrCat("; ", shown, " highest scores of ", report.competitors.size())
+                      : "",
+                  ")"),
+              "font-weight=\"bold\"");
+  for (int e = lo_exp; e <= hi_exp; ++e) {
+    const double v = std::pow(10.0, e);
+    out += Line(kLeft, y_of(v), kLeft + plot_w, y_of(v), "stroke=\"#e0e0e0\"");
+    out += Text(kLeft - 8, y_of(v) + 4, absl::StrFormat("%gx", v), "text-anchor=\"end\"");
+    if (hi_exp - lo_exp <= 3 && e < hi_exp) {
+      for (double m : {2.0, 5.0}) {
+        out += Line(kLeft - 4, y_of(v * m), kLeft, y_of(v * m), "stroke=\"#333\"");
+        out += Text(kLeft - 8, y_of(v * m) + 4, absl::StrFormat("%gx", v * m),
+                    "text-anchor=\"end\" font-size=\"9\" fill=\"#666\"");
+      }
+    }
+  }
+  out += Line(kLeft, kBarsTop, kLeft, bottom, "stroke=\"#333\"");
+  const size_t n = report.workloads.size();
+  const double group_w = plot_w / static_cast<double>(std::max<size_t>(n, 1));
+  const double bar_w =
+      std::max(1.0, (group_w * 0.8) / static_cast<double>(std::max<size_t>(shown, 1)));
+  for (size_t wi = 0; wi < n; ++wi) {
+    const double x0 = kLeft + group_w * static_cast<double>(wi) + group_w * 0.1;
+    for (size_t i = 0; i < shown; ++i) {
+      const Competitor& c = report.competitors[i];
+      const double v = c.workloads[wi].speedup[b];
+      const double x = x0 + bar_w * static_cast<double>(i);
+      const std::string tip =
+          absl::StrCat(c.name, ": ", v > 0 ? FormatSpeedup(v) : "no PASSED run or no baseline");
+      if (v <= 0) {
+        out += Text(x + bar_w / 2, y_of(1) - 3, "x",
+                    absl::StrCat("text-anchor=\"middle\" font-size=\"9\" fill=\"", Color(i), "\""));
+        continue;
+      }
+      const double top = std::min(y_of(v), y_of(1)), h = std::abs(y_of(v) - y_of(1));
+      absl::StrAppend(&out, "<rect x=\"", Num(x), "\" y=\"", Num(top), "\" width=\"",
+                      Num(std::max(bar_w - 1, 1.0)), "\" height=\"", Num(std::max(h, 1.0)),
+                      "\" fill=\"", Color(i), "\"><title>", XmlEscape(tip), "</title></rect>\n");
+      if (bar_w >= 26) {  // the value itself, where it fits
+        const bool up = v >= 1;
+        out += Text(x + bar_w / 2, up ? top - 3 : top + h + 11, FormatSpeedup(v),
+                    "text-anchor=\"middle\" font-size=\"9\"");
+      }
+    }
+    const double cx = x0 + group_w * 0.4;
+    const std::string label = Truncate(absl::StrCat(ShortId(report.workloads[wi].workload.uuid()),
+                                                    " ", AxesText(report.workloads[wi].workload)),
+                                       kMaxLabelChars);
+    out += Text(cx, bottom + 14, label,
+                absl::StrCat("text-anchor=\"end\" font-size=\"10\" transform=\"rotate(-40 ",
+                             Num(cx), " ", Num(bottom + 14), ")\""));
+  }
+  out += Line(kLeft, y_of(1), kLeft + plot_w, y_of(1), "stroke=\"#222\" stroke-width=\"1.5\"");
+  out += Text(kLeft + plot_w, y_of(1) - 4, "1x", "text-anchor=\"end\" font-size=\"10\"");
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // Control characters are not allowed in XML 1.0 documents.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
+          out += ' ';
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+std::string DefinitionReportSvg(const DefinitionReport& report, Baseline baseline) {
+  const int b = static_cast<int>(baseline);
+  const size_t bars = std::min(report.competitors.size(), kMaxBarCompetitors);
+  const double width =
+      std::max(kMinWidth, kLeft + 40 +
+                              static_cast<double>(report.workloads.size()) *
+                                  std::max(28.0, 10.0 * static_cast<double>(bars) + 10));
+  const double height = kBarsTop + kBarsHeight + kLabelBand;
+  std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+                                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", Num(width),
+                                 "\" height=\"", Num(height), "\" viewBox=\"0 0 ", Num(width), " ",
+                                 Num(height), "\" font-family=\"sans-serif\" font-size=\"12\">\n",
+                                 "<rect x=\"0\" y=\"0\" width=\"", Num(width), "\" height=\"",
+                                 Num(height), "\" fill=\"white\"/>\n");
+  out += Text(
+      kLeft, 28,
+      absl::StrCat(report.definition, ": fast_p vs ", BaselineName(baseline), " (mode ",
+                   report.mode, ", backend ", report.backend.empty() ? "any" : report.backend, ")"),
+      "font-size=\"16\" font-weight=\"bold\"");
+  if (!report.empty_reason.empty() || report.competitors.empty()) {
+    out +=
+        Text(kLeft, 60, report.empty_reason.empty() ? "nothing to compare" : report.empty_reason);
+    return out + "</svg>\n";
+  }
+  out += Text(kLeft, 48,
+              absl::StrCat(report.ranked_runs, " ranked runs, ", report.workloads.size(),
+                           " workloads; a workload without a PASSED run counts as not fast"),
+              "fill=\"#555\"");
+  out += FastPChart(report, b, width);
+  out += BarChart(report, b, width);
+  return out + "</svg>\n";
+}
+
+}  // namespace kiln::cli

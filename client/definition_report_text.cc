@@ -1,0 +1,256 @@
+// DefinitionReportText and DefinitionReportJson: the report as tables and as JSON.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/definition_report.h"
+#include "client/report.h"
+#include "client/table.h"
+
+namespace kiln::cli {
+
+namespace {
+
+int Index(Baseline baseline) { return static_cast<int>(baseline); }
+
+std::string GroupName(GroupBy group_by) { return group_by == GroupBy::kTeam ? "team" : "solution"; }
+
+// A mean speedup as "1.23x" (0 too: nothing passed); "n/a" when not known.
+std::string FormatScore(const std::optional<double>& value) {
+  return value.has_value() ? absl::StrFormat("%.2fx", *value) : "n/a";
+}
+
+// A fraction as "0.50"; "n/a" when not known.
+std::string FormatFraction(const std::optional<double>& value) {
+  return value.has_value() ? absl::StrFormat("%.2f", *value) : "n/a";
+}
+
+std::string Headline(const DefinitionReport& report, Baseline baseline) {
+  std::string line = absl::StrCat(report.definition, ": mode ", report.mode, ", backend ",
+                                  report.backend.empty() ? "any" : report.backend);
+  if (!report.empty_reason.empty()) return absl::StrCat(line, "\n", report.empty_reason, "\n");
+  absl::StrAppend(&line, ", ", report.ranked_runs, " ranked runs, ", report.competitors.size(), " ",
+                  GroupName(report.group_by), report.competitors.size() == 1 ? "" : "s", ", ",
+                  report.workloads.size(), " workloads; speedups vs ", BaselineName(baseline),
+                  "\n");
+  return line;
+}
+
+std::string CompetitorTable(const DefinitionReport& report, Baseline baseline) {
+  const int b = Index(baseline);
+  const bool other = baseline != Baseline::kReference;
+  std::vector<Column> columns = {
+      {"#", Align::kRight}, {GroupName(report.group_by)}, {"score", Align::kRight}};
+  if (other) columns.push_back({absl::StrCat("mean vs ", BaselineName(baseline)), Align::kRight});
+  columns.push_back({"passed", Align::kRight});
+  for (double p : kFastPThresholds) {
+    columns.push_back({absl::StrCat("fast_", absl::StrFormat("%g", p)), Align::kRight});
+  }
+  columns.push_back({"runs", Align::kRight});
+  Table table(std::move(columns));
+  int place = 0;
+  for (const Competitor& c : report.competitors) {
+    std::vector<std::string> row = {absl::StrCat(++place), c.name,
+                                    FormatScore(c.score[Index(Baseline::kReference)])};
+    if (other) row.push_back(FormatScore(c.score[b]));
+    row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
+    for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
+    row.push_back(absl::StrCat(c.runs));
+    table.AddRow(std::move(row));
+  }
+  std::string out = table.Render();
+  for (const Competitor& c : report.competitors) {
+    if (!c.unavailable[b].empty()) {
+      absl::StrAppend(&out, c.name, ": fast_p vs ", BaselineName(baseline),
+                      " unavailable: ", c.unavailable[b], "\n");
+    }
+  }
+  return out;
+}
+
+std::string BaselineCell(const BaselineMeasurement& m) {
+  if (m.latency_ms == 0) return kAbsent;
+  std::string cell = FormatMs(m.latency_ms);
+  absl::StrAppend(&cell, " (", m.source.empty() ? "source unrecorded" : m.source,
+                  m.cached ? ", cached" : "", ")");
+  return cell;
+}
+
+std::string BaselineTable(const DefinitionReport& report) {
+  Table table({{"workload"},
+               {"axes"},
+               {"reference ms"},
+               {"torch_eager ms"},
+               {"torch_compile ms"},
+               {"device"}});
+  for (const ReportWorkload& w : report.workloads) {
+    std::string device;
+    for (const BaselineMeasurement& m : w.baselines) {
+      if (device.empty()) device = m.device;
+    }
+    table.AddRow({ShortId(w.workload.uuid()), AxesText(w.workload), BaselineCell(w.baselines[0]),
+                  BaselineCell(w.baselines[1]), BaselineCell(w.baselines[2]),
+                  device.empty() ? kAbsent : device});
+  }
+  return table.Render();
+}
+
+// Per workload, the competitors fastest first; the fastest one's lead over the next.
+std::string WorkloadTable(const DefinitionReport& report, Baseline baseline) {
+  const int b = Index(baseline);
+  Table table({{"workload"},
+               {"axes"},
+               {GroupName(report.group_by)},
+               {"latency ms", Align::kRight},
+               {absl::StrCat("vs ", BaselineName(baseline)), Align::kRight},
+               {"run"},
+               {"lead"}});
+  for (size_t i = 0; i < report.workloads.size(); ++i) {
+    std::vector<const Competitor*> order;
+    for (const Competitor& c : report.competitors) order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(), [i](const Competitor* x, const Competitor* y) {
+      const double a = x->workloads[i].best_latency_ms, c = y->workloads[i].best_latency_ms;
+      if ((a > 0) != (c > 0)) return a > 0;
+      return a < c;
+    });
+    for (size_t k = 0; k < order.size(); ++k) {
+      const CompetitorWorkload& cw = order[k]->workloads[i];
+      std::string lead;
+      if (k == 0 && cw.best_latency_ms > 0 && order.size() > 1) {
+        const double next = order[1]->workloads[i].best_latency_ms;
+        lead = next > 0
+                   ? absl::StrFormat("%.2fx ahead of %s", next / cw.best_latency_ms, order[1]->name)
+                   : "only one passed";
+      }
+      table.AddRow({k == 0 ? ShortId(report.workloads[i].workload.uuid()) : "",
+                    k == 0 ? AxesText(report.workloads[i].workload) : "", order[k]->name,
+                    cw.best_latency_ms > 0 ? FormatMs(cw.best_latency_ms) : "no PASSED run",
+                    FormatSpeedup(cw.speedup[b]), cw.run_id.empty() ? kAbsent : cw.run_id, lead});
+    }
+  }
+  return table.Render();
+}
+
+std::string SkippedText(const SkippedRuns& s) {
+  std::vector<std::string> parts;
+  auto add = [&parts](int n, absl::string_view what) {
+    if (n > 0) parts.push_back(absl::StrCat(n, " ", what));
+  };
+  add(s.unfinished, "unfinished runs");
+  add(s.chosen_workloads, "runs on chosen workloads (not ranked)");
+  add(s.other_mode, "runs in other modes");
+  add(s.other_backend, "runs on other backends");
+  add(s.unreadable, "runs of other principals not readable with this token");
+  add(s.stale_workloads, "traces of workloads no longer registered");
+  if (parts.empty()) return "";
+  return absl::StrCat("left out: ", absl::StrJoin(parts, ", "), "\n");
+}
+
+Json OptionalNumber(const std::optional<double>& value) {
+  return value.has_value() ? Json(*value) : Json(nullptr);
+}
+
+Json PositiveOrNull(double value) { return value > 0 ? Json(value) : Json(nullptr); }
+
+Json BaselineJson(const BaselineMeasurement& m) {
+  return Json{{"latency_ms", PositiveOrNull(m.latency_ms)},
+              {"source", m.source},
+              {"device", m.device},
+              {"run_id", m.run_id},
+              {"cached", m.cached},
+              {"note", m.note}};
+}
+
+Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
+  Json json = {{"name", c.name},
+               {"runs", c.runs},
+               {"passed_workloads", c.passed_workloads},
+               {"workload_count", c.workloads.size()},
+               {"score", OptionalNumber(c.score[Index(Baseline::kReference)])}};
+  Json mean = Json::object(), fast = Json::object(), unavailable = Json::object();
+  for (Baseline baseline : kBaselines) {
+    const int b = Index(baseline);
+    const std::string name(BaselineName(baseline));
+    mean[name] = OptionalNumber(c.score[b]);
+    bool known = true;
+    Json at = Json::object();
+    for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
+      at[FastPKey(kFastPThresholds[i])] = OptionalNumber(c.fast_p[b][i]);
+      known = known && c.fast_p[b][i].has_value();
+    }
+    fast[name] = known ? at : Json(nullptr);
+    unavailable[name] = c.unavailable[b];
+  }
+  json["mean_speedup"] = mean;
+  json["fast_p"] = fast;
+  json["unavailable"] = unavailable;
+  Json workloads = Json::array();
+  for (size_t i = 0; i < c.workloads.size(); ++i) {
+    const CompetitorWorkload& cw = c.workloads[i];
+    Json speedup = Json::object();
+    for (Baseline baseline : kBaselines) {
+      speedup[std::string(BaselineName(baseline))] = PositiveOrNull(cw.speedup[Index(baseline)]);
+    }
+    workloads.push_back({{"uuid", report.workloads[i].workload.uuid()},
+                         {"best_latency_ms", PositiveOrNull(cw.best_latency_ms)},
+                         {"run_id", cw.run_id},
+                         {"solution", cw.solution_name},
+                         {"speedup", speedup}});
+  }
+  json["workloads"] = workloads;
+  return json;
+}
+
+}  // namespace
+
+std::string DefinitionReportText(const DefinitionReport& report, Baseline baseline) {
+  std::string out = Headline(report, baseline);
+  if (!report.empty_reason.empty()) return out + SkippedText(report.skipped);
+  absl::StrAppend(&out, "\n", CompetitorTable(report, baseline), "\nbaselines (best known)\n",
+                  BaselineTable(report), "\nbest PASSED latency per workload\n",
+                  WorkloadTable(report, baseline));
+  const std::string skipped = SkippedText(report.skipped);
+  if (!skipped.empty()) absl::StrAppend(&out, "\n", skipped);
+  return out;
+}
+
+Json DefinitionReportJson(const DefinitionReport& report, Baseline baseline) {
+  const SkippedRuns& s = report.skipped;
+  Json json = {{"definition", report.definition},
+               {"mode", report.mode},
+               {"backend", report.backend},
+               {"group_by", GroupName(report.group_by)},
+               {"baseline", std::string(BaselineName(baseline))},
+               {"fast_p_thresholds", kFastPThresholds},
+               {"ranked_runs", report.ranked_runs},
+               {"empty_reason", report.empty_reason},
+               {"skipped",
+                {{"unfinished", s.unfinished},
+                 {"harness_checks", s.harness_checks},
+                 {"chosen_workloads", s.chosen_workloads},
+                 {"other_mode", s.other_mode},
+                 {"other_backend", s.other_backend},
+                 {"unreadable", s.unreadable},
+                 {"stale_workload_traces", s.stale_workloads}}}};
+  Json workloads = Json::array();
+  for (const ReportWorkload& w : report.workloads) {
+    Json axes = Json::object();
+    for (const v1::AxisValue& a : w.workload.axes()) axes[a.name()] = a.value();
+    Json baselines = Json::object();
+    for (Baseline b : kBaselines) {
+      baselines[std::string(BaselineName(b))] = BaselineJson(w.baselines[Index(b)]);
+    }
+    workloads.push_back({{"uuid", w.workload.uuid()}, {"axes", axes}, {"baselines", baselines}});
+  }
+  json["workloads"] = workloads;
+  Json competitors = Json::array();
+  for (const Competitor& c : report.competitors) competitors.push_back(CompetitorJson(report, c));
+  json["competitors"] = competitors;
+  return json;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,96 @@
+// libkiln_worker_python.so: kiln's worker core for the Python reference runner
+// (harness/worker/python/kiln_reference_runner.py). The runner is a python3 process that loads
+// this library with ctypes, imports torch, and passes the definition's `reference` run() as an
+// in-process solution. Inputs, flush, timing (CUPTI span), statistics and the result protocol
+// are the very code kiln-worker runs for candidates: there is no second timing implementation
+// in Python.
+//
+// The C API (one request per process, like kiln-worker):
+//   kiln_runner_read_request()    reads the WorkerRequest from fd 3; 0 on success
+//   kiln_runner_definition_json() the request's definition (flashinfer-bench JSON)
+//   kiln_runner_role(), kiln_runner_device_index()
+//   kiln_runner_serve(entry, collect)  evaluates with the given entry (see ExternalEntry) and
+//                                 sends the events on fd 4; returns the process exit code
+//   kiln_runner_note_failure(msg) why the last call failed (appended to a failed result's error)
+//   kiln_runner_fail(message)     sends a RUNTIME_ERROR result naming why the runner cannot run
+//                                 (torch missing, the reference does not define run(), ...)
+#include <cstdio>
+#include <string>
+
+#include "harness/model/json_interop.h"
+#include "harness/worker/serve.h"
+#include "harness/worker/utf8.h"
+#include "harness/worker/worker_client.h"
+
+namespace {
+
+kiln::v1::WorkerRequest& Request() {
+  static auto* request = new kiln::v1::WorkerRequest();
+  return *request;
+}
+
+std::string& DefinitionJson() {
+  static auto* json = new std::string();
+  return *json;
+}
+
+bool request_read = false;
+
+std::string& FailureNote() {
+  static auto* note = new std::string();
+  return *note;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int kiln_runner_read_request() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (request_read) return 0;
+  if (!kiln::ReadWorkerRequest(kiln::kWorkerRequestFd, &Request())) return 2;
+  DefinitionJson() = kiln::DefinitionToJson(Request().definition(), false);
+  request_read = true;
+  return 0;
+}
+
+__attribute__((visibility("default"))) const char* kiln_runner_definition_json() {
+  return DefinitionJson().c_str();
+}
+
+__attribute__((visibility("default"))) const char* kiln_runner_role() {
+  return Request().role().c_str();
+}
+
+__attribute__((visibility("default"))) int kiln_runner_device_index() {
+  return Request().device_index();
+}
+
+__attribute__((visibility("default"))) int kiln_runner_serve(kiln_entry entry, kiln_entry collect) {
+  if (!request_read) return 2;
+  kiln::ExternalEntry external;
+  external.entry = entry;
+  external.collect = collect;
+  const int code = kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external,
+                                            [] { return FailureNote(); });
+  std::fflush(nullptr);
+  return code;
+}
+
+// Why the last call of the solution failed (the runner's exception, one line); appended to the
+// error of a failed result.
+__attribute__((visibility("default"))) void kiln_runner_note_failure(const char* message) {
+  FailureNote() = message != nullptr ? message : "";
+}
+
+__attribute__((visibility("default"))) int kiln_runner_fail(const char* message) {
+  kiln::v1::WorkerEvent event;
+  kiln::v1::WorkerResult* result = event.mutable_result();
+  result->set_status(kiln::v1::RUNTIME_ERROR);
+  result->set_error(kiln::SanitizeUtf8(message != nullptr ? message : "reference runner failed"));
+  std::fprintf(stderr, "kiln-worker: RUNTIME_ERROR: %s\n", result->error().c_str());
+  std::fflush(nullptr);
+  return kiln::WriteFramed(kiln::kWorkerEventFd, event) ? 0 : 3;
+}
+
+}  // extern "C"

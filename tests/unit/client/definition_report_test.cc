@@ -1,0 +1,361 @@
+#include "client/definition_report.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+using cli::Baseline;
+using cli::WorkloadOutcome;
+
+namespace {
+
+constexpr char kDef[] = "vector_add_f32";
+const std::vector<std::string> kUuids = {"1d7c9e35-aaaa", "c8e2f047-bbbb"};
+int64_t next_created = 1000;
+
+// One trace: PASSED with `latency` (0: INCORRECT_NUMERICAL, not timed), reference `ref`.
+v1::Trace MakeTrace(size_t workload, double latency, double ref) {
+  v1::Trace t;
+  t.set_definition(kDef);
+  t.mutable_workload()->set_uuid(kUuids[workload]);
+  v1::AxisValue* axis = t.mutable_workload()->add_axes();
+  axis->set_name("n");
+  axis->set_value(workload == 0 ? 4096 : 1048576);
+  t.mutable_kiln()->set_workload_index(static_cast<int32_t>(workload));
+  if (latency > 0) {
+    t.mutable_evaluation()->set_status(v1::PASSED);
+    auto* perf = t.mutable_evaluation()->mutable_performance();
+    perf->set_latency_ms(latency);
+    perf->set_reference_latency_ms(ref);
+    perf->set_speedup_factor(ref / latency);
+  } else {
+    t.mutable_evaluation()->set_status(v1::INCORRECT_NUMERICAL);
+  }
+  return t;
+}
+
+// A finished ranked run of `principal` with one trace per entry of `latencies` (0: failed).
+v1::Run MakeRun(const std::string& id, const std::string& principal,
+                const std::vector<double>& latencies,
+                const std::vector<double>& refs = {1.0, 2.0}) {
+  v1::Run run;
+  run.set_run_id(id);
+  run.set_definition(kDef);
+  run.set_principal(principal);
+  run.set_solution_name(id + "-solution");
+  run.set_state(v1::RUN_DONE);
+  run.set_mode("official");
+  run.set_backend("host");
+  run.set_registered_workloads(true);
+  run.set_created_unix_ms(next_created++);
+  for (size_t i = 0; i < latencies.size(); ++i) {
+    *run.add_traces() = MakeTrace(i, latencies[i], refs[i]);
+  }
+  return run;
+}
+
+v1::BaselineResult* AddBaseline(v1::Trace* trace, const std::string& name, double latency,
+                                const std::string& note = "") {
+  v1::BaselineResult* b = trace->mutable_kiln()->add_baselines();
+  b->set_name(name);
+  b->set_source(name == "reference" ? "native_reference" : "python");
+  b->set_latency_ms(latency);
+  b->set_note(note);
+  return b;
+}
+
+cli::DefinitionReportOptions Options() {
+  cli::DefinitionReportOptions options;
+  options.definition = kDef;
+  options.mode = "official";
+  options.backend = "host";
+  return options;
+}
+
+const cli::Competitor& Find(const cli::DefinitionReport& report, const std::string& name) {
+  for (const cli::Competitor& c : report.competitors) {
+    if (c.name == name) return c;
+  }
+  FAIL("no competitor " << name);
+  return report.competitors.front();
+}
+
+constexpr int kRef = static_cast<int>(Baseline::kReference);
+constexpr int kEager = static_cast<int>(Baseline::kTorchEager);
+
+}  // namespace
+
+TEST_CASE("the contest score is the mean speedup over all workloads, a failed one counting 0") {
+  CHECK(*cli::ContestScore({{true, 2.0}, {true, 4.0}}) == Approx(3.0));
+  CHECK(*cli::ContestScore({{true, 2.0}, {false, 0}}) == Approx(1.0));
+  CHECK(*cli::ContestScore({{false, 0}, {false, 0}}) == Approx(0.0));
+  CHECK_FALSE(cli::ContestScore({}).has_value());
+  // A passed workload whose baseline latency is unknown makes the mean unknowable.
+  CHECK_FALSE(cli::ContestScore({{true, 2.0}, {true, 0}}).has_value());
+}
+
+TEST_CASE("fast_p counts speedups strictly above p over every workload") {
+  const std::vector<WorkloadOutcome> outcomes = {{true, 1.0}, {true, 1.5}, {true, 0.4}, {false, 0}};
+  CHECK(*cli::FastP(outcomes, 0.0) == Approx(0.75));  // correct: 3 of 4 (the denominator is 4)
+  CHECK(*cli::FastP(outcomes, 0.4) == Approx(0.5));   // 0.4 is not > 0.4
+  CHECK(*cli::FastP(outcomes, 1.0) == Approx(0.25));  // exactly 1.0 does not count at p = 1
+  CHECK(*cli::FastP(outcomes, 1.5) == Approx(0.0));   // nor exactly 1.5 at p = 1.5
+  CHECK(*cli::FastP(outcomes, 1.4999) == Approx(0.25));
+  CHECK_FALSE(cli::FastP({}, 1.0).has_value());
+  CHECK_FALSE(cli::FastP({{true, 2.0}, {true, 0}}, 1.0).has_value());
+  // A failed workload needs no baseline: it is not fast either way.
+  CHECK(*cli::FastP({{true, 2.0}, {false, 0}}, 1.0) == Approx(0.5));
+}
+
+TEST_CASE("the best PASSED latency of a team wins across its runs") {
+  const std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0}),
+                                     MakeRun("red-2", "team-red", {0.25, 4.0}),
+                                     MakeRun("blue-1", "team-blue", {2.0, 0})};
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  REQUIRE(report->workloads.size() == 2);
+  REQUIRE(report->competitors.size() == 2);
+  CHECK(report->ranked_runs == 3);
+  const cli::Competitor& red = report->competitors[0];
+  CHECK(red.name == "team-red");
+  CHECK(red.runs == 2);
+  CHECK(red.workloads[0].best_latency_ms == 0.25);
+  CHECK(red.workloads[0].run_id == "red-2");
+  CHECK(red.workloads[1].best_latency_ms == 1.0);
+  CHECK(red.workloads[1].run_id == "red-1");
+  CHECK(red.workloads[0].speedup[kRef] == Approx(4.0));  // 1.0 / 0.25
+  CHECK(red.workloads[1].speedup[kRef] == Approx(2.0));  // 2.0 / 1.0
+  CHECK(*red.score[kRef] == Approx(3.0));
+  CHECK(*red.fast_p[kRef][2] == Approx(1.0));  // p = 1
+  CHECK(*red.fast_p[kRef][4] == Approx(0.5));  // p = 2: 2.0 is not > 2
+
+  const cli::Competitor& blue = report->competitors[1];
+  CHECK(blue.passed_workloads == 1);
+  CHECK(blue.workloads[1].best_latency_ms == 0);
+  CHECK(blue.workloads[1].run_id.empty());
+  CHECK(*blue.score[kRef] == Approx(0.25));  // (0.5 + 0) / 2
+  CHECK(*blue.fast_p[kRef][0] == Approx(0.5));
+}
+
+TEST_CASE("a team with no PASSED workload scores 0 and fast_p 0, not unavailable") {
+  const std::vector<v1::Run> runs = {MakeRun("green-1", "team-green", {0, 0}),
+                                     MakeRun("red-1", "team-red", {0.5, 1.0})};
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const cli::Competitor& green = Find(*report, "team-green");
+  CHECK(green.passed_workloads == 0);
+  REQUIRE(green.score[kRef].has_value());
+  CHECK(*green.score[kRef] == 0.0);
+  for (const auto& f : green.fast_p[kRef]) CHECK(*f == 0.0);
+  CHECK(report->competitors.back().name == "team-green");
+}
+
+TEST_CASE("an unmeasured baseline makes fast_p unavailable, not 0") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0})};
+  v1::Trace* first = runs[0].mutable_traces(0);
+  AddBaseline(first, "reference", 1.0);
+  AddBaseline(first, "torch_eager", 1.5);
+  AddBaseline(first, "torch_compile", 0, "torch is not installed on this node");
+  v1::Trace* second = runs[0].mutable_traces(1);
+  AddBaseline(second, "reference", 2.0);
+  AddBaseline(second, "torch_eager", 0, "torch is not installed on this node");
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const cli::Competitor& red = report->competitors[0];
+  CHECK(red.fast_p[kRef][0].has_value());
+  CHECK(red.workloads[0].speedup[kEager] == Approx(3.0));
+  CHECK_FALSE(red.fast_p[kEager][0].has_value());
+  CHECK_FALSE(red.score[kEager].has_value());
+  CHECK_THAT(red.unavailable[kEager], Catch::Contains("1 of 2"));
+  CHECK(report->workloads[1].baselines[kEager].latency_ms == 0);
+  CHECK(report->workloads[1].baselines[kEager].note == "torch is not installed on this node");
+
+  const cli::Json json = cli::DefinitionReportJson(*report, Baseline::kTorchEager);
+  const cli::Json& c = json["competitors"][0];
+  CHECK(c["fast_p"]["torch_eager"].is_null());
+  CHECK(c["fast_p"]["reference"]["1.0"] == Approx(1.0));
+  CHECK(c["score"] == Approx(2.0));  // mean of 1.0 / 0.5 and 2.0 / 1.0
+  CHECK(json["workloads"][1]["baselines"]["torch_eager"]["latency_ms"].is_null());
+  CHECK(json["workloads"][0]["baselines"]["reference"]["source"] == "native_reference");
+  const std::string text = cli::DefinitionReportText(*report, Baseline::kTorchEager);
+  CHECK_THAT(text, Catch::Contains("n/a"));
+  CHECK_THAT(text, Catch::Contains("unavailable"));
+}
+
+TEST_CASE("the best-known baseline is the lowest latency any ranked run measured") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0}, {1.0, 2.0}),
+                               MakeRun("blue-1", "team-blue", {0.5, 1.0}, {0.8, 2.5})};
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  CHECK(report->workloads[0].baselines[kRef].latency_ms == 0.8);
+  CHECK(report->workloads[0].baselines[kRef].run_id == "blue-1");
+  CHECK(report->workloads[1].baselines[kRef].latency_ms == 2.0);
+  // Both teams are compared with the same baseline latency.
+  CHECK(report->competitors[0].workloads[0].speedup[kRef] == Approx(1.6));
+  CHECK(report->competitors[1].workloads[0].speedup[kRef] == Approx(1.6));
+  // Older runs without baselines give no torch latencies.
+  CHECK(report->workloads[0].baselines[kEager].latency_ms == 0);
+  CHECK_FALSE(report->competitors[0].fast_p[kEager][0].has_value());
+}
+
+TEST_CASE("a Python reference measurement is preferred to a faster native one") {
+  std::vector<v1::Run> runs = {MakeRun("py", "team-red", {0.5, 1.0}),
+                               MakeRun("native", "team-blue", {0.5, 1.0})};
+  AddBaseline(runs[0].mutable_traces(0), "reference", 1.0)->set_source("python");
+  AddBaseline(runs[1].mutable_traces(0), "reference", 0.2)->set_source("native_reference");
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  CHECK(report->workloads[0].baselines[kRef].latency_ms == 1.0);
+  CHECK(report->workloads[0].baselines[kRef].source == "python");
+  CHECK(report->workloads[0].baselines[kRef].run_id == "py");
+}
+
+TEST_CASE("runs that are not ranked are left out and counted") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0})};
+  runs.push_back(MakeRun("chosen", "team-red", {0.01, 0.01}));
+  runs.back().set_registered_workloads(false);
+  runs.push_back(MakeRun("kb", "team-red", {0.01, 0.01}));
+  runs.back().set_mode("kernelbench");
+  runs.push_back(MakeRun("cuda", "team-red", {0.01, 0.01}));
+  runs.back().set_backend("cuda");
+  runs.push_back(MakeRun("check", "kiln", {0.01, 0.01}));
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  CHECK(report->ranked_runs == 1);
+  CHECK(report->skipped.chosen_workloads == 1);
+  CHECK(report->skipped.other_mode == 1);
+  CHECK(report->skipped.other_backend == 1);
+  CHECK(report->skipped.harness_checks == 1);
+  REQUIRE(report->competitors.size() == 1);
+  CHECK(report->competitors[0].workloads[0].best_latency_ms == 0.5);
+}
+
+TEST_CASE("without --backend the backend most runs used is compared") {
+  std::vector<v1::Run> runs = {MakeRun("h1", "team-red", {0.5, 1.0}),
+                               MakeRun("h2", "team-blue", {0.5, 1.0}),
+                               MakeRun("c1", "team-red", {0.01, 0.01})};
+  runs.back().set_backend("cuda");
+  cli::DefinitionReportOptions options = Options();
+  options.backend.clear();
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, options);
+  REQUIRE(report.ok());
+  CHECK(report->backend == "host");
+  CHECK(report->ranked_runs == 2);
+  CHECK(report->skipped.other_backend == 1);
+}
+
+TEST_CASE("no runs give an empty report with the reason") {
+  absl::StatusOr<cli::DefinitionReport> none = cli::BuildDefinitionReport({}, Options());
+  REQUIRE(none.ok());
+  CHECK(none->competitors.empty());
+  CHECK(none->empty_reason == "no runs of vector_add_f32 yet");
+  CHECK_THAT(cli::DefinitionReportText(*none, Baseline::kReference),
+             Catch::Contains("no runs of vector_add_f32 yet"));
+  CHECK(cli::DefinitionReportJson(*none, Baseline::kReference)["empty_reason"] ==
+        "no runs of vector_add_f32 yet");
+
+  std::vector<v1::Run> runs = {MakeRun("kb", "team-red", {0.5, 1.0})};
+  runs[0].set_mode("kernelbench");
+  absl::StatusOr<cli::DefinitionReport> other = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(other.ok());
+  CHECK_THAT(other->empty_reason, Catch::Contains("1 timed in another mode than official"));
+}
+
+TEST_CASE("without tokens the author names the team; --by solution groups by solution name") {
+  std::vector<v1::Run> runs = {MakeRun("a", "local", {0.5, 1.0}),
+                               MakeRun("b", "local", {1.0, 1.0})};
+  runs[0].set_author("alice");
+  runs[1].set_author("bob");
+  runs[1].set_solution_name("a-solution");
+  absl::StatusOr<cli::DefinitionReport> teams = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(teams.ok());
+  REQUIRE(teams->competitors.size() == 2);
+  CHECK(teams->competitors[0].name == "alice");
+  CHECK(teams->competitors[1].name == "bob");
+
+  cli::DefinitionReportOptions by_solution = Options();
+  by_solution.group_by = cli::GroupBy::kSolution;
+  absl::StatusOr<cli::DefinitionReport> solutions = cli::BuildDefinitionReport(runs, by_solution);
+  REQUIRE(solutions.ok());
+  REQUIRE(solutions->competitors.size() == 1);
+  CHECK(solutions->competitors[0].name == "a-solution");
+  CHECK(solutions->competitors[0].runs == 2);
+}
+
+TEST_CASE("a run of another definition is refused") {
+  std::vector<v1::Run> runs = {MakeRun("a", "team-red", {0.5, 1.0})};
+  runs[0].set_definition("gemm");
+  CHECK(cli::BuildDefinitionReport(runs, Options()).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("XmlEscape escapes markup characters") {
+  CHECK(cli::XmlEscape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;");
+}
+
+TEST_CASE("the SVG is well formed, names every team and has the p ticks and finite numbers") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team <red> & co", {0.5, 1.0}),
+                               MakeRun("blue-1", "team-blue", {2.0, 0}),
+                               MakeRun("green-1", "team-green", {0, 0})};
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const std::string svg = cli::DefinitionReportSvg(*report, Baseline::kReference);
+  INFO(svg);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK_THAT(svg, Catch::Contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""));
+  CHECK_THAT(svg, Catch::Contains("team &lt;red&gt; &amp; co"));
+  CHECK_THAT(svg, Catch::Contains("team-blue"));
+  CHECK_THAT(svg, Catch::Contains("team-green"));
+  CHECK_THAT(svg, Catch::Contains("vector_add_f32: fast_p vs reference"));
+  for (const char* tick : {">0<", ">0.5<", ">1<", ">1.5<", ">2<"}) {
+    CHECK_THAT(svg, Catch::Contains(tick));
+  }
+  CHECK_THAT(svg, Catch::Contains("<polyline"));
+  CHECK_THAT(svg, Catch::Contains("<rect"));
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+
+  // Balanced tags: every opening tag is closed in order (self-closing ones aside).
+  std::vector<std::string> stack;
+  const std::regex tag(R"(<(/?)([a-zA-Z?][\w:-]*)([^>]*)>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tag); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch& m = *it;
+    const std::string name = m[2];
+    const std::string rest = m[3];
+    if (name[0] == '?' || (!rest.empty() && rest.back() == '/')) continue;
+    if (m[1] == "/") {
+      REQUIRE_FALSE(stack.empty());
+      CHECK(stack.back() == name);
+      stack.pop_back();
+    } else {
+      stack.push_back(name);
+    }
+  }
+  CHECK(stack.empty());
+  // No raw '&' outside entities, and every coordinate attribute a finite number.
+  CHECK_FALSE(std::regex_search(svg, std::regex("&(?!(amp|lt|gt|quot|apos);)")));
+  const std::regex number(R"(\b(x|y|x1|y1|x2|y2|width|height)="([^"]*)\")");
+  int numbers = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), number); it != std::sregex_iterator();
+       ++it) {
+    const std::string value = (*it)[2];
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    CHECK(*end == '\0');
+    CHECK(std::isfinite(v));
+    ++numbers;
+  }
+  CHECK(numbers > 50);
+}
+
+TEST_CASE("the SVG of an empty report says why") {
+  absl::StatusOr<cli::DefinitionReport> none = cli::BuildDefinitionReport({}, Options());
+  REQUIRE(none.ok());
+  const std::string svg = cli::DefinitionReportSvg(*none, Baseline::kReference);
+  CHECK_THAT(svg, Catch::Contains("no runs of vector_add_f32 yet"));
+  CHECK_THAT(svg, Catch::EndsWith("</svg>\n"));
+}
