@@ -78,6 +78,13 @@ DevicePlacement PlacementOf(const WorkloadJob& job) {
   return fallback;
 }
 
+// The flush a host-backend timing of this job uses when --host-flush-mb overrides the mode's
+// default (official and robust only); 0 otherwise.
+int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job) {
+  const bool applies = job.backend->name == "host" && job.mode != "kernelbench";
+  return applies ? node.host_flush_bytes : 0;
+}
+
 v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
                               const v1::TimingConfig& config, int trials) {
   v1::WorkerRequest request;
@@ -87,8 +94,8 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
     request.add_trial_seeds(MixSeed(node.server_secret, job.run_id, job.index, t));
   }
   *request.mutable_timing() = config;
-  if (job.backend->name == "host" && node.host_flush_bytes > 0 && job.mode != "kernelbench") {
-    request.mutable_timing()->set_flush_bytes(node.host_flush_bytes);
+  if (const int64_t flush = HostFlushOverride(node, job); flush > 0) {
+    request.mutable_timing()->set_flush_bytes(flush);
   }
   request.set_backend(job.backend->name);
   // The device's index as the harness's runtime numbers it; RunRole renumbers it for a worker
@@ -318,10 +325,8 @@ std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
     what = job.reference->cache_key;
   }
   // A flush size other than the mode's default times differently: its own entries.
-  const std::string mode =
-      job.backend->name == "host" && node.host_flush_bytes > 0 && job.mode != "kernelbench"
-          ? absl::StrCat(job.mode, "|flush=", node.host_flush_bytes)
-          : job.mode;
+  const int64_t flush = HostFlushOverride(node, job);
+  const std::string mode = flush > 0 ? absl::StrCat(job.mode, "|flush=", flush) : job.mode;
   return ReferenceTimingCache::Key(what, *job.workload, mode, job.backend->name,
                                    job.backend->devices[job.device_index]);
 }
@@ -366,11 +371,6 @@ void AddBaselines(const NodeContext& node, const WorkloadJob& job, const v1::Wor
     missing.set_source(kPythonReference);
     if (out.evaluation.status() != v1::PASSED) {
       missing.set_note("not measured: the candidate did not pass");
-      *out.detail.add_baselines() = std::move(missing);
-      continue;
-    }
-    if (node.python == nullptr || !node.python->available || job.definition->reference().empty()) {
-      missing.set_note("not measured: no Python reference runner or no Python reference");
       *out.detail.add_baselines() = std::move(missing);
       continue;
     }

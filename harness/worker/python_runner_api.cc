@@ -8,7 +8,7 @@
 // The C API (one request per process, like kiln-worker):
 //   kiln_runner_read_request()    reads the WorkerRequest from fd 3; 0 on success
 //   kiln_runner_definition_json() the request's definition (flashinfer-bench JSON)
-//   kiln_runner_role(), kiln_runner_device_index()
+//   kiln_runner_device_index()    the CUDA device the runner must use
 //   kiln_runner_serve(entry, collect)  evaluates with the given entry (see ExternalEntry) and
 //                                 sends the events on fd 4; returns the process exit code
 //   kiln_runner_note_failure(msg) why the last call failed (appended to a failed result's error)
@@ -56,10 +56,6 @@ __attribute__((visibility("default"))) int kiln_runner_read_request() {
 
 __attribute__((visibility("default"))) const char* kiln_runner_definition_json() {
   return DefinitionJson().c_str();
-}
-
-__attribute__((visibility("default"))) const char* kiln_runner_role() {
-  return Request().role().c_str();
 }
 
 __attribute__((visibility("default"))) int kiln_runner_device_index() {

@@ -10,6 +10,23 @@ notes="$tmp/notes.txt"
 : >"$notes"
 note() { echo "- $*" >>"$notes"; log "$*"; }
 
+# The summary both scripts write (their report_body): TITLE, the GPUs, the analysis, the notes.
+multi_gpu_report() {  # TITLE
+  {
+    echo "$1"
+    echo
+    timeout 20 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader \
+      2>/dev/null
+    echo
+    if [[ -s "$tmp/analysis.txt" ]]; then cat "$tmp/analysis.txt"; else echo "(no analysis)"; fi
+    if [[ -s "$notes" ]]; then
+      echo
+      echo "COULD NOT MEASURE (or a check failed):"
+      cat "$notes"
+    fi
+  } | tee "$out/summary.txt"
+}
+
 # Starts `kiln-harness --backend cuda --gpus GPUS` on its own data dir and port. Sets
 # h_addr[NAME] and h_pid[NAME]; 1 (with a note naming the log's last line) if it did not start.
 declare -A h_addr h_pid

@@ -28,21 +28,7 @@ else
   load_def=perf_gemm_n4096_k4096 load_sol=gemm_n4096_k4096_naive
 fi
 
-report_body() {
-  {
-    echo "## kiln multi-GPU interference: $probe_def on GPU 0, $load_sol on GPU 1 ($repeats rounds)"
-    echo
-    timeout 20 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader \
-      2>/dev/null
-    echo
-    if [[ -s "$tmp/analysis.txt" ]]; then cat "$tmp/analysis.txt"; else echo "(no analysis)"; fi
-    if [[ -s "$notes" ]]; then
-      echo
-      echo "COULD NOT MEASURE (or a check failed):"
-      cat "$notes"
-    fi
-  } | tee "$out/summary.txt"
-}
+report_body() { multi_gpu_report "## kiln multi-GPU interference: $probe_def on GPU 0, $load_sol on GPU 1 ($repeats rounds)"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

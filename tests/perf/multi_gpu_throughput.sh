@@ -21,21 +21,7 @@ count="${3:-8}"
 budget_s=${KILN_PERF_BUDGET_S:-1200}
 def=perf_rmsnorm_h4096
 
-report_body() {
-  {
-    echo "## kiln multi-GPU throughput: $count submissions of $def, --gpus 0 vs --gpus 0,1"
-    echo
-    timeout 20 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader \
-      2>/dev/null
-    echo
-    if [[ -s "$tmp/analysis.txt" ]]; then cat "$tmp/analysis.txt"; else echo "(no analysis)"; fi
-    if [[ -s "$notes" ]]; then
-      echo
-      echo "COULD NOT MEASURE (or a check failed):"
-      cat "$notes"
-    fi
-  } | tee "$out/summary.txt"
-}
+report_body() { multi_gpu_report "## kiln multi-GPU throughput: $count submissions of $def, --gpus 0 vs --gpus 0,1"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
