@@ -71,6 +71,12 @@ class Evaluation {
   absl::Status VerifyOnly();
   absl::Status Measure();
   v1::WorkerResult& result() { return result_; }
+  // After a candidate failed: its buffers stay allocated until the process exits. A solution
+  // caught leaving work to a detached thread may still be writing them; freeing them here would
+  // turn the verdict into a crash of the worker before it is sent.
+  void KeepCandidateBuffers() {
+    if (checks_) (void)tensors_.release();
+  }
 
  private:
   // Fresh inputs for trial t, then the checked call and the determinism call.
@@ -441,6 +447,7 @@ v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter&
   } else {
     result.set_status(FailureStatus(s));
     result.set_error(std::string(s.message()));
+    evaluation.KeepCandidateBuffers();
   }
   return result;
 }

@@ -26,6 +26,34 @@ int64_t ClockNs(clockid_t clock) {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+// The CPU time of every thread but the caller, as bounds. The process clock cannot be read at
+// the same instant as the calling thread's: an interrupt or a hypervisor exit between the two
+// reads is charged to the caller, and a one-sided reading then shows it as other threads' time
+// (up to 0.06 ms was seen on an idle 2-core VM, and 0.1 ms on a loaded one rejected an honest
+// single-threaded solution). Reading the caller's clock before and after the process clock
+// brackets the caller's time at that instant: others lie in [process - after, process - before].
+// The narrowest of a few tries is kept, so the bracket is normally a few microseconds wide.
+struct OthersSample {
+  int64_t low_ns;   // process - caller's clock after
+  int64_t high_ns;  // process - caller's clock before
+};
+
+OthersSample SampleOthers() {
+  OthersSample best{0, 0};
+  int64_t best_width = -1;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t before = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+    const int64_t process = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+    const int64_t after = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+    if (best_width < 0 || after - before < best_width) {
+      best = {process - after, process - before};
+      best_width = after - before;
+    }
+    if (best_width <= 2000) break;
+  }
+  return best;
+}
+
 // True when some thread other than the caller is running or runnable.
 bool OthersRunning() {
   const long self = syscall(SYS_gettid);
@@ -66,11 +94,12 @@ int HelperThreads::CountThreads() {
 void HelperThreads::StartAfterOwnThreads() {
   // A joined thread's CPU time reaches the process clock only when the kernel has released it,
   // which can be after the join returned: wait until the other threads' total stops moving.
-  int64_t others = ClockNs(CLOCK_PROCESS_CPUTIME_ID) - ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  // (Bounds that overlap count as not moving: the bracket is a few microseconds wide.)
+  OthersSample others = SampleOthers();
   for (int i = 0; i < 50; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    int64_t now = ClockNs(CLOCK_PROCESS_CPUTIME_ID) - ClockNs(CLOCK_THREAD_CPUTIME_ID);
-    if (now == others) break;
+    OthersSample now = SampleOthers();
+    if (now.low_ns <= others.high_ns) break;
     others = now;
   }
   StartWindow();
@@ -78,8 +107,7 @@ void HelperThreads::StartAfterOwnThreads() {
 
 void HelperThreads::StartWindow() {
   threads_at_start_ = CountThreads();
-  process_ns_ = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
-  thread_ns_ = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  others_high_ns_ = SampleOthers().high_ns;
 }
 
 absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what) {
@@ -89,8 +117,9 @@ absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what)
   while (OthersRunning() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  const int64_t others_ns = (ClockNs(CLOCK_PROCESS_CPUTIME_ID) - process_ns_) -
-                            (ClockNs(CLOCK_THREAD_CPUTIME_ID) - thread_ns_);
+  // The least the other threads can have used: what reading the clocks costs the caller is
+  // never counted against the solution.
+  const int64_t others_ns = std::max<int64_t>(0, SampleOthers().low_ns - others_high_ns_);
   const int threads_before = threads_at_start_;
   const int threads_after = CountThreads();
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -43,8 +43,7 @@ class HelperThreads {
 
  private:
   double allowance_ms_;
-  int64_t process_ns_ = 0;
-  int64_t thread_ns_ = 0;
+  int64_t others_high_ns_ = 0;  // upper bound of the other threads' CPU time at StartWindow
   int threads_at_start_ = 1;
 };
 

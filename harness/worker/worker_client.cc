@@ -418,6 +418,16 @@ v1::WorkerResult Interpret(const WorkerLaunch& launch, const v1::WorkerRequest& 
     return *std::move(channel.result);
   }
   if (channel.cancelled) return Failure(v1::CANCELLED, "cancelled");
+  // A verdict against the solution that the worker sent before it ended uncleanly stands: a
+  // thread the solution left behind can crash the process on its way out, which makes the
+  // verdict no better. (A PASSED result needs a clean exit.)
+  if (channel.result && channel.result->status() != v1::PASSED && !process.timed_out &&
+      !process.cancelled && !channel.log_flooded) {
+    channel.result->set_error(absl::StrCat(channel.result->error(), " (sent before the worker ",
+                                           process.term_signal != 0 ? "was " : "ended with ",
+                                           process.Describe(), ")"));
+    return *std::move(channel.result);
+  }
   if (channel.log_flooded) {
     return Failure(v1::RUNTIME_ERROR,
                    WithLogTail(absl::StrFormat("the worker's output passed %d MiB and it was "

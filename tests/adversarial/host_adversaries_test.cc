@@ -173,6 +173,31 @@ extern "C" int run(ARGS) {
   CHECK_THAT(run.reason(), Catch::Contains("of trial 0"));  // the first call it overlaps
 }
 
+TEST_CASE("work after return: a detached thread still writing the outputs gets the verdict, not "
+          "a crash") {
+  // The thread keeps writing the outputs for 300 ms after the call returned. The worker must
+  // send its verdict before anything it frees can fault that thread; a worker that freed the
+  // outputs first died by SIGSEGV and the run read as a RUNTIME_ERROR. Buffers over 32 MiB, so
+  // that glibc maps each one (its dynamic mmap threshold stops there) and a freed one is unmapped
+  // at once.
+  v1::Run run = Evaluate(CppSolution("detached_writer", kHead + R"(
+#include <chrono>
+#include <thread>
+extern "C" int run(ARGS) {
+  const float* a = A; const float* b = B; float* c = C; int64_t n = N;
+  std::thread([=] {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    while (std::chrono::steady_clock::now() < end) {
+      for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+    }
+  }).detach();
+  return 0;
+})"),
+                         (int64_t{1} << 23) + 4096);
+  CheckRejected(run, "integrity.work_after_return");
+  CHECK_THAT(run.reason(), Catch::Contains("of trial 0"));
+}
+
 TEST_CASE("deferred writes: the result lands a few ms after the call returned") {
   v1::Run run = Evaluate(CppSolution("deferred_write", kHead + R"(
 #include <thread>
