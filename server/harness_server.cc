@@ -315,7 +315,7 @@ absl::Status HarnessServerImpl::Open() {
   }
   for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
-                                         std::move(toolchains));
+                                         std::move(toolchains), *include_dir);
   reference_timings_ = std::make_unique<ReferenceTimingCache>(archive_.get());
   node_.archive = archive_.get();
   node_.compiler = compiler_.get();

@@ -70,10 +70,35 @@ absl::StatusOr<EntryPoint> ParseEntryPoint(const v1::Solution& solution) {
       absl::StrCat("spec.entry_point: file '", entry.file, "' is not among the sources"));
 }
 
+// SHA-256 over every regular file under `dir` (relative path + content, sorted by path); ""
+// when `dir` is empty. An unreadable file is hashed as its error, so it still changes the key.
+std::string DigestTree(const std::string& dir) {
+  if (dir.empty()) return {};
+  std::vector<std::pair<std::string, std::string>> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string path = it->path().string();
+    absl::StatusOr<std::string> content = ReadFile(path);
+    files.emplace_back(std::filesystem::relative(it->path(), dir, ec).string(),
+                       content.ok() ? *content : content.status().ToString());
+  }
+  std::sort(files.begin(), files.end());
+  Sha256 hash;
+  hash.AddPart(absl::StrCat(files.size()));
+  for (const auto& [path, content] : files) {
+    hash.AddPart(path);
+    hash.AddPart(content);
+  }
+  return hash.HexDigest();
+}
+
 std::string CacheKey(const v1::Solution& solution, const Toolchain& toolchain,
-                     const std::string& target) {
+                     const std::string& target, const std::string& headers_digest) {
   Sha256 hash;
   hash.AddPart("kiln compile cache v1");
+  hash.AddPart(headers_digest);
   hash.AddPart(solution.spec().language());
   hash.AddPart(solution.spec().entry_point());
   std::vector<const v1::SourceFile*> sources;
@@ -237,9 +262,11 @@ absl::StatusOr<CompileOutput> Compiler::Build(const v1::Solution& solution, Tool
   return *std::move(published);
 }
 
-Compiler::Compiler(std::string cache_dir, std::vector<std::unique_ptr<Toolchain>> toolchains)
+Compiler::Compiler(std::string cache_dir, std::vector<std::unique_ptr<Toolchain>> toolchains,
+                   const std::string& headers_dir)
     : cache_dir_(std::filesystem::absolute(cache_dir).string()),
-      toolchains_(std::move(toolchains)) {}
+      toolchains_(std::move(toolchains)),
+      headers_digest_(DigestTree(headers_dir)) {}
 
 std::vector<std::pair<std::string, std::string>> Compiler::Toolchains() const {
   std::vector<std::pair<std::string, std::string>> out;
@@ -259,7 +286,7 @@ absl::StatusOr<CompileOutput> Compiler::Compile(const v1::Solution& solution,
   if (!entry.ok()) return entry.status();
   if (absl::Status s = ValidateSourcePaths(solution); !s.ok()) return s;
 
-  const std::string key = CacheKey(solution, **toolchain, target);
+  const std::string key = CacheKey(solution, **toolchain, target, headers_digest_);
   const std::string entry_dir = absl::StrCat(cache_dir_, "/", key);
   std::optional<CompileOutput> cached = LoadCached(entry_dir);
   if (cached.has_value()) {

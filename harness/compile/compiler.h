@@ -1,5 +1,5 @@
 // Compiles solutions with the matching toolchain, cached by content hash: SHA-256 over the
-// sources (path + content), flags, toolchain name + version, and target. After a successful
+// sources (path + content), flags, toolchain name + version, target and kiln's own headers. After a successful
 // build the shared object's dynamic symbol table is checked: the entry function must be defined
 // and exported (else COMPILE_ERROR naming it). Safe to call from several threads.
 #ifndef KILN_HARNESS_COMPILE_COMPILER_H_
@@ -19,8 +19,12 @@ namespace kiln {
 
 class Compiler {
  public:
-  // `cache_dir` holds one folder per cache key: lib.so, compile.log.
-  Compiler(std::string cache_dir, std::vector<std::unique_ptr<Toolchain>> toolchains);
+  // `cache_dir` holds one folder per cache key: lib.so, compile.log. `headers_dir`: kiln's own
+  // headers that solutions include (abi.h, the TVM-FFI compatibility headers); the contents of
+  // every file under it are part of every key, so a kiln upgrade that changes them never reuses
+  // a library built against the old ones. Empty: none.
+  Compiler(std::string cache_dir, std::vector<std::unique_ptr<Toolchain>> toolchains,
+           const std::string& headers_dir = {});
 
   // Compiles (or finds in the cache) `solution`. Unknown language -> INVALID_ARGUMENT naming
   // spec.language. Compile failures come back as ok=false with the log.
@@ -39,6 +43,7 @@ class Compiler {
 
   std::string cache_dir_;
   std::vector<std::unique_ptr<Toolchain>> toolchains_;
+  std::string headers_digest_;  // SHA-256 over headers_dir's files (path + content), or ""
   std::mutex mu_;  // serialises the publish of a cache folder
 };
 

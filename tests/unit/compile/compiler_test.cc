@@ -167,6 +167,42 @@ TEST_CASE("the cache key changes with a byte of source, the target and the entry
   CHECK(same->cache_key == base->cache_key);
 }
 
+TEST_CASE("the cache key changes with the contents of kiln's own headers") {
+  // A kiln upgrade that changes abi.h (or a TVM-FFI compatibility header) must not reuse a
+  // library built against the old one, even over the same cache folder and include path.
+  ScratchDir dir;
+  const std::string headers = dir.path() + "/include";
+  std::filesystem::copy(kIncludeDir, headers, std::filesystem::copy_options::recursive);
+  const std::string cache = dir.path() + "/cache";
+  auto compile = [&] {
+    std::vector<std::unique_ptr<Toolchain>> toolchains;
+    toolchains.push_back(MakeHostCxxToolchain(headers));
+    Compiler compiler(cache, std::move(toolchains), headers);
+    return compiler.Compile(GoodSolution(), "host");
+  };
+  absl::StatusOr<CompileOutput> base = compile();
+  REQUIRE(base.ok());
+  REQUIRE(base->ok);
+  absl::StatusOr<CompileOutput> again = compile();  // same headers: the cached library
+  REQUIRE(again.ok());
+  CHECK(again->cache_hit);
+  CHECK(again->cache_key == base->cache_key);
+
+  std::ofstream(headers + "/kiln/abi.h", std::ios::app) << "\n// a later kiln\n";
+  absl::StatusOr<CompileOutput> upgraded = compile();
+  REQUIRE(upgraded.ok());
+  CHECK(upgraded->ok);
+  CHECK_FALSE(upgraded->cache_hit);
+  CHECK(upgraded->cache_key != base->cache_key);
+
+  // A header added anywhere under the folder counts as well.
+  std::ofstream(headers + "/kiln/extra.h") << "#pragma once\n";
+  absl::StatusOr<CompileOutput> added = compile();
+  REQUIRE(added.ok());
+  CHECK_FALSE(added->cache_hit);
+  CHECK(added->cache_key != upgraded->cache_key);
+}
+
 TEST_CASE("concurrent compiles of one solution all succeed with the same library") {
   ScratchDir dir;
   Compiler compiler = MakeCompiler(dir.path());
