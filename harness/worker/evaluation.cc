@@ -1,6 +1,7 @@
 #include "harness/worker/evaluation.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -144,6 +145,13 @@ absl::Status Evaluation::Setup() {
   context_ = device_->Context();
   // Idle OpenMP threads block instead of spinning, so that an honest pool is not taken for work
   // after return; read by libgomp when the solution loads it.
+  if (const std::string armed = HelperThreads::ArmedCpuTimers(); checks_ && !armed.empty()) {
+    std::fprintf(stderr,
+                 "kiln-worker: note: %s armed in the worker's environment: the process CPU "
+                 "clock lags, and the accounting of other threads' CPU time "
+                 "(integrity.work_after_return) can miss up to a scheduler tick per call\n",
+                 armed.c_str());
+  }
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("GOMP_SPINCOUNT", "0", 1);
   if (external_ != nullptr) {

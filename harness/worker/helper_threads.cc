@@ -1,7 +1,9 @@
 #include "harness/worker/helper_threads.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -82,6 +85,36 @@ bool OthersRunning() {
 
 }  // namespace
 
+std::string HelperThreads::ArmedCpuTimers() {
+  std::string found;
+  auto add = [&found](const std::string& what) { absl::StrAppend(&found, found.empty() ? "" : ", ", what); };
+  rlimit limit{};
+  if (getrlimit(RLIMIT_CPU, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) add("RLIMIT_CPU");
+  for (const auto& [which, name] : {std::pair{ITIMER_PROF, "ITIMER_PROF"},
+                                    std::pair{ITIMER_VIRTUAL, "ITIMER_VIRTUAL"}}) {
+    itimerval timer{};
+    if (getitimer(which, &timer) == 0 &&
+        (timer.it_value.tv_sec != 0 || timer.it_value.tv_usec != 0)) {
+      add(name);
+    }
+  }
+  // POSIX timers: CPU clocks show as negative ids (the kernel's encoding of a process or thread
+  // CPU clock), or as CLOCK_PROCESS_CPUTIME_ID / CLOCK_THREAD_CPUTIME_ID.
+  if (FILE* f = std::fopen("/proc/self/timers", "r")) {
+    char line[128];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      long id = 0;
+      if (std::sscanf(line, "ClockID: %ld", &id) == 1 &&
+          (id < 0 || id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID)) {
+        add("a POSIX timer on a CPU clock");
+        break;
+      }
+    }
+    std::fclose(f);
+  }
+  return found;
+}
+
 int HelperThreads::CountThreads() {
   DIR* dir = opendir("/proc/self/task");
   if (dir == nullptr) return 1;
@@ -111,6 +144,18 @@ void HelperThreads::StartWindow() {
 }
 
 absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what) {
+  // With a CPU-time limit or timer armed, Linux serves the process CPU clock from a counter
+  // updated only at scheduler events; it lags the thread clock by up to a tick, and this window
+  // would miss that much of other threads' work. One the worker did not start with was armed by
+  // the solution.
+  if (std::string armed = ArmedCpuTimers(); armed != timers_at_start_) {
+    StartWindow();
+    return Rejected(integrity::Reason(
+        integrity::kWorkAfterReturn,
+        absl::StrCat("the solution armed a CPU-time timer or limit (", armed, ") by ", what,
+                     ": it makes the process CPU clock lag, which would hide other threads' "
+                     "work; a solution must not arm one")));
+  }
   // Let honest pool threads finish their barrier and block; a thread still busy after this has
   // its time counted anyway.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);

@@ -27,7 +27,10 @@ class HelperThreads {
  public:
   // `allowance_ms`: CPU time other threads may use per window regardless of the call (the CUDA
   // runtime's and CUPTI's threads do a little work of their own).
-  explicit HelperThreads(double allowance_ms) : allowance_ms_(allowance_ms) {}
+  // Construct before the solution is loaded: the CPU-time timers armed then are the
+  // environment's (see ArmedCpuTimers).
+  explicit HelperThreads(double allowance_ms)
+      : allowance_ms_(allowance_ms), timers_at_start_(ArmedCpuTimers()) {}
 
   void StartWindow();
   // StartWindow once the CPU time of threads the worker itself ran (input generation) has been
@@ -40,9 +43,13 @@ class HelperThreads {
 
   // Threads of this process now (/proc/self/task).
   static int CountThreads();
+  // The CPU-time limits and timers armed in this process ("RLIMIT_CPU, ITIMER_PROF, ..."), ""
+  // when none. Any of them makes Linux read the process CPU clock from a lagging counter.
+  static std::string ArmedCpuTimers();
 
  private:
   double allowance_ms_;
+  std::string timers_at_start_;
   int64_t others_high_ns_ = 0;  // upper bound of the other threads' CPU time at StartWindow
   int threads_at_start_ = 1;
 };

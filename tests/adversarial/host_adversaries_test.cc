@@ -198,6 +198,23 @@ extern "C" int run(ARGS) {
   CHECK_THAT(run.reason(), Catch::Contains("of trial 0"));
 }
 
+TEST_CASE("work after return: arming a CPU-time timer to make the CPU accounting lag") {
+  // With a process CPU timer armed, Linux reads the process CPU clock from a counter updated at
+  // scheduler events: a helper thread's work could hide in the lag (up to a tick per call).
+  v1::Run run = Evaluate(CppSolution("cpu_timer", kHead + R"(
+#include <sys/time.h>
+extern "C" int run(ARGS) {
+  static int armed = 0;
+  if (!armed) { struct itimerval t = {{0, 0}, {3600, 0}}; setitimer(ITIMER_PROF, &t, 0); armed = 1; }
+  for (int64_t i = 0; i < N; ++i) C[i] = A[i] + B[i];
+  return 0;
+})"),
+                         4096);
+  CheckRejected(run, "integrity.work_after_return");
+  CHECK_THAT(run.reason(), Catch::Contains("armed a CPU-time timer or limit (ITIMER_PROF) by the "
+                                           "checked call of trial 0"));
+}
+
 TEST_CASE("deferred writes: the result lands a few ms after the call returned") {
   v1::Run run = Evaluate(CppSolution("deferred_write", kHead + R"(
 #include <thread>

@@ -1,6 +1,11 @@
 // HelperThreads: the CPU time of the worker's other threads around a call
 // (integrity.work_after_return). A single-threaded caller must never be charged for its own
 // time, however the clock reads fall; a thread that computes inside the window must be.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -67,6 +72,55 @@ TEST_CASE("a thread that computes inside the window is charged") {
              Catch::StartsWith("integrity.work_after_return: other host threads used"));
   CHECK_THAT(std::string(s.message()), Catch::Contains("around the test call, which itself took "
                                                        "1.000 ms (1 threads before, 2 after)"));
+}
+
+TEST_CASE("a CPU-time timer armed inside a window is rejected, one armed before is not") {
+  // Any of these makes Linux read the process CPU clock from a counter that lags by up to a
+  // tick, so the window would miss that much work of other threads.
+  REQUIRE(HelperThreads::ArmedCpuTimers().empty());
+  SECTION("ITIMER_PROF") {
+    HelperThreads helpers(0.05);
+    helpers.StartWindow();
+    itimerval hour{{0, 0}, {3600, 0}}, off{};
+    REQUIRE(setitimer(ITIMER_PROF, &hour, nullptr) == 0);
+    absl::Status s = helpers.CheckWindow(1.0, "the test call");
+    // Armed before the object existed: the environment's, not the solution's.
+    HelperThreads later(0.05);
+    later.StartWindow();
+    absl::Status s_later = later.CheckWindow(1.0, "a later call");
+    REQUIRE(setitimer(ITIMER_PROF, &off, nullptr) == 0);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(std::string(s.message()),
+               Catch::StartsWith("integrity.work_after_return: the solution armed a CPU-time "
+                                 "timer or limit (ITIMER_PROF) by the test call"));
+    CHECK(s_later.ok());
+  }
+  SECTION("RLIMIT_CPU") {
+    HelperThreads helpers(0.05);
+    helpers.StartWindow();
+    rlimit before{};
+    REQUIRE(getrlimit(RLIMIT_CPU, &before) == 0);
+    rlimit limited = before;
+    limited.rlim_cur = 3600;
+    REQUIRE(setrlimit(RLIMIT_CPU, &limited) == 0);
+    absl::Status s = helpers.CheckWindow(1.0, "the test call");
+    REQUIRE(setrlimit(RLIMIT_CPU, &before) == 0);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(std::string(s.message()), Catch::Contains("(RLIMIT_CPU)"));
+  }
+  SECTION("a POSIX timer on the process CPU clock") {
+    HelperThreads helpers(0.05);
+    helpers.StartWindow();
+    sigevent none{};
+    none.sigev_notify = SIGEV_NONE;
+    timer_t timer{};
+    REQUIRE(timer_create(CLOCK_PROCESS_CPUTIME_ID, &none, &timer) == 0);
+    absl::Status s = helpers.CheckWindow(1.0, "the test call");
+    timer_delete(timer);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(std::string(s.message()), Catch::Contains("(a POSIX timer on a CPU clock)"));
+  }
+  CHECK(HelperThreads::ArmedCpuTimers().empty());
 }
 
 }  // namespace
