@@ -30,8 +30,8 @@ ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seco
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
 ABSL_FLAG(int64_t, host_flush_mb, 0,
-          "host backend, official and robust modes: cache-flush buffer in MiB (0: twice the "
-          "last-level cache); recorded with every timing");
+          "host backend, every mode: cache-flush buffer in MiB (0: the mode's own, twice the "
+          "last-level cache or kernelbench's 256 MiB); recorded with every timing");
 ABSL_FLAG(std::string, python, "python3",
           "the python3 whose torch runs definitions' Python references (flashinfer-bench "
           "run()); none: native references only");

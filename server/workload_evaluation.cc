@@ -79,10 +79,9 @@ DevicePlacement PlacementOf(const WorkloadJob& job) {
 }
 
 // The flush a host-backend timing of this job uses when --host-flush-mb overrides the mode's
-// default (official and robust only); 0 otherwise.
+// default (twice the last-level cache, or kernelbench's fixed 256 MiB); 0 otherwise.
 int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job) {
-  const bool applies = job.backend->name == "host" && job.mode != "kernelbench";
-  return applies ? node.host_flush_bytes : 0;
+  return job.backend->name == "host" ? node.host_flush_bytes : 0;
 }
 
 v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,

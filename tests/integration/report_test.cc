@@ -76,11 +76,7 @@ std::map<std::string, json> TracesByUuid(const std::string& out) {
 
 TEST_CASE("kiln report scores the best PASSED run of each team on vector_add_f32") {
   ScratchDir dir;
-  // The kernelbench protocol's flush is a fixed 256 MiB (the official one is 2x the last-level
-  // cache, which some virtual machines report in hundreds of MiB); on a slow machine its 103
-  // flushed calls per workload outlast the tests' usual 5 s worker limit.
-  HarnessInstance harness(dir / "data", {"--tokens", WriteTokens(dir), "--mode", "kernelbench",
-                                         "--worker-timeout-s", "60"});
+  HarnessInstance harness(dir / "data", {"--tokens", WriteTokens(dir), "--mode", "kernelbench"});
 
   Completed empty = KilnAs(harness, kOps, {"report", kDef});
   INFO(empty.Describe());

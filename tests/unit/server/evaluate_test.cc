@@ -63,6 +63,9 @@ TEST_CASE("the demo solution passes with a latency and a speedup") {
   CHECK(run.traces(0).kiln().checked_elements() > 0);
   CHECK(run.traces(0).kiln().timing().latency_ms() > 0);
   CHECK(run.traces(0).kiln().reference_timing().latency_ms() > 0);
+  // --host-flush-mb 16 replaces kernelbench's 256 MiB on the host backend, for both.
+  CHECK(run.traces(0).kiln().timing().flush_bytes() == 16 << 20);
+  CHECK(run.traces(0).kiln().reference_timing().flush_bytes() == 16 << 20);
   // Every stage was timed.
   CHECK(run.compile_s() > 0);
   CHECK(run.verify_s() > 0);
