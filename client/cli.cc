@@ -232,9 +232,7 @@ std::string ParsedArgs::Get(const std::string& flag, const std::string& fallback
 
 std::vector<std::string> ParsedArgs::GetAll(const std::string& flag) const {
   auto it = repeated.find(flag);
-  if (it != repeated.end()) return it->second;
-  if (Has(flag)) return {Get(flag)};
-  return {};
+  return it == repeated.end() ? std::vector<std::string>{} : it->second;
 }
 
 absl::StatusOr<ParsedArgs> ParseArgs(const CommandSpec& spec,

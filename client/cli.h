@@ -56,6 +56,7 @@ struct ParsedArgs {
 
   bool Has(const std::string& flag) const { return values.count(flag) > 0; }
   std::string Get(const std::string& flag, const std::string& fallback = "") const;
+  // Every value of a repeatable flag, in order; empty when it was not given.
   std::vector<std::string> GetAll(const std::string& flag) const;
 };
 

@@ -1,10 +1,6 @@
 // kiln report DEFINITION: reads the definition's runs from the harness (ListRuns, then GetRun
 // for each) and prints the report that definition_report.h computes.
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +9,7 @@
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/definition_report.h"
+#include "harness/common/files.h"
 
 namespace kiln::cli {
 
@@ -63,31 +60,6 @@ grpc::Status ListCandidateRuns(Connection& connection, const std::string& defini
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
   return grpc::Status::OK;
-}
-
-// Writes `content` to `path` through a temporary file beside it, renamed into place, so that a
-// failure leaves nothing behind. The error names the path.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const std::string temp = absl::StrCat(path, ".tmp-kiln-report");
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--svg ", path, ": cannot write: ", std::strerror(errno)));
-  }
-  out << content;
-  out.close();
-  if (!out) {
-    std::remove(temp.c_str());
-    return absl::DataLossError(
-        absl::StrCat("--svg ", path, ": cannot write: ", std::strerror(errno)));
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    return absl::PermissionDeniedError(
-        absl::StrCat("--svg ", path, ": cannot write: ", std::strerror(error)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -156,9 +128,9 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
   if (inv.args.Has("svg")) {
     const std::string path = inv.args.Get("svg");
     if (path.empty()) return UsageFailure(console, "--svg: expected a file name");
-    if (absl::Status s = WriteFileAtomically(path, DefinitionReportSvg(*report, *baseline));
-        !s.ok()) {
-      return UsageFailure(console, std::string(s.message()));
+    // Written whole or not at all (a temporary file renamed into place).
+    if (absl::Status s = WriteFile(path, DefinitionReportSvg(*report, *baseline)); !s.ok()) {
+      return UsageFailure(console, absl::StrCat("--svg ", path, ": ", s.message()));
     }
   }
   if (inv.args.Has("json")) {

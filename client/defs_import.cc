@@ -46,31 +46,15 @@ bool IsFatal(grpc::StatusCode code) {
          code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::UNIMPLEMENTED;
 }
 
-// Size and SHA-256 of a local file.
-absl::Status HashFile(const std::string& path, int64_t* size, std::string* sha256) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open"));
-  Sha256 h;
-  std::string buf(kBlobChunkBytes, '\0');
-  *size = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h.Update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
-    *size += in.gcount();
-  }
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": read failed"));
-  *sha256 = h.HexDigest();
-  return absl::OkStatus();
-}
-
 // Streams one blob to the harness. A local read error is returned as INVALID_ARGUMENT; a call
 // error as the call's status.
 grpc::Status UploadBlob(Connection& connection, const DatasetBlob& blob,
                         v1::PutBlobResponse* response) {
   int64_t size = 0;
-  std::string sha256;
-  if (absl::Status s = HashFile(blob.local_path, &size, &sha256); !s.ok()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
+  absl::StatusOr<std::string> sha256 = Sha256File(blob.local_path, &size);
+  if (!sha256.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(sha256.status().message()));
   }
   grpc::ClientContext context;
   // A minute per GiB on top of the usual deadline.
@@ -81,7 +65,7 @@ grpc::Status UploadBlob(Connection& connection, const DatasetBlob& blob,
   v1::PutBlobChunk chunk;
   chunk.set_path(blob.path);
   chunk.set_size(size);
-  chunk.set_sha256(sha256);
+  chunk.set_sha256(*sha256);
   std::string buf(kBlobChunkBytes, '\0');
   bool first = true;
   while (in || first) {
@@ -190,6 +174,12 @@ grpc::Status Register(Connection& connection, DefinitionImport& d, Registration&
   return grpc::Status::OK;
 }
 
+// Whether a definition's workloads count as importable: it was (or, in a dry run, would be)
+// registered; not a built-in name or a failure.
+bool Importable(const Registration& r) {
+  return r.status == "registered" || r.status == "validated";
+}
+
 struct Totals {
   int registered = 0, validated = 0, builtin = 0, failed = 0;
   int workloads_in_files = 0, workloads_importable = 0, workloads_registered = 0;
@@ -207,7 +197,7 @@ Totals Count(const DatasetScan& scan, const std::vector<Registration>& regs) {
     if (r.status == "builtin") ++t.builtin;
     if (r.status == "failed") ++t.failed;
     t.workloads_in_files += d.workloads_in_files;
-    if (r.status == "registered" || r.status == "validated") {
+    if (Importable(r)) {
       t.workloads_importable += static_cast<int>(d.workloads.size());
       t.left_out += static_cast<int>(d.left_out.size());
     }
@@ -337,7 +327,7 @@ void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs, b
               {"file", d.file},
               {"status", r.status},
               {"workloads_in_files", d.workloads_in_files},
-              {"workloads_importable", d.errors.empty() ? d.workloads.size() : 0},
+              {"workloads_importable", Importable(r) ? d.workloads.size() : 0},
               {"workloads_registered", r.workloads_registered},
               {"left_out", std::move(left_out)},
               {"blobs", d.blobs.size()},

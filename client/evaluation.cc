@@ -142,7 +142,7 @@ int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& co
   if (json) {
     console.out << Dump(Json{{"run_id", run.run_id()},
                              {"status", std::string(StatusName(run.status()))},
-                             {"traces", TracesToJson(run.traces(), /*kiln_detail=*/true)}});
+                             {"traces", TracesToJson(run.traces())}});
   } else {
     console.out << TraceTable(run.traces()) << SummaryLine(run) << FailureDetails(run);
   }

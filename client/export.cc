@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -43,29 +44,6 @@ absl::Status UsageError(absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("kiln runs export: ", message));
 }
 
-// Names the runs' solutions in the exported dataset. flashinfer-bench's TraceSet requires
-// solution names to be unique across a dataset, while kiln archives every submission under the
-// name it was given: with --solutions, a name already used by other code (another
-// solution_hash) is exported as "<name>_<first 8 hex of the hash>", in its file and its traces.
-class SolutionNames {
- public:
-  // The name run `run`'s traces and solution file carry.
-  std::string NameFor(const v1::Run& run) {
-    const std::string& name = run.solution_name();
-    auto [it, inserted] = hash_of_name_.emplace(name, run.solution_hash());
-    if (inserted || it->second == run.solution_hash()) return name;
-    std::string renamed = absl::StrCat(name, "_", run.solution_hash().substr(0, 8));
-    hash_of_name_.emplace(renamed, run.solution_hash());
-    ++renamed_;
-    return renamed;
-  }
-  int renamed() const { return renamed_; }
-
- private:
-  std::map<std::string, std::string> hash_of_name_;
-  int renamed_ = 0;
-};
-
 struct ExportCounts {
   int64_t runs = 0;                // runs whose traces were exported
   int64_t traces = 0;              // lines written
@@ -93,6 +71,23 @@ absl::Status WriteSolutionFile(const std::string& dir, const v1::Run& run,
 }
 
 }  // namespace
+
+std::string SolutionNames::NameFor(const v1::Run& run) {
+  const std::string& name = run.solution_name();
+  const std::string& hash = run.solution_hash();
+  auto [it, inserted] = hash_of_name_.emplace(name, hash);
+  if (inserted || it->second == hash) return name;
+  std::string renamed = absl::StrCat(name, "_", hash.substr(0, 8));
+  auto [taken, fresh] = hash_of_name_.emplace(renamed, hash);
+  if (!fresh && taken->second != hash) {
+    // "<name>_<8 hex>" already names other code (a submission of that very name): the whole hash
+    // does not.
+    renamed = absl::StrCat(name, "_", hash);
+    std::tie(taken, fresh) = hash_of_name_.emplace(renamed, hash);
+  }
+  if (fresh) ++renamed_;
+  return renamed;
+}
 
 bool HasVerdict(const v1::Trace& trace) {
   return trace.has_evaluation() && trace.evaluation().status() != v1::STATUS_UNSPECIFIED;

@@ -3,6 +3,7 @@
 #ifndef KILN_CLIENT_EXPORT_H_
 #define KILN_CLIENT_EXPORT_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,22 @@ std::string FlashinferSolutionJson(const v1::Run& run, const std::string& soluti
 // --since: a date "2026-11-29" (UTC midnight), an RFC 3339 time "2026-11-29T12:00:00Z", or an age
 // before `now`: "90m", "24h", "7d" (s, m, h, d).
 absl::StatusOr<absl::Time> ParseSince(std::string_view text, absl::Time now);
+
+// Names the runs' solutions in the exported dataset. flashinfer-bench's TraceSet requires
+// solution names to be unique across a dataset, while kiln archives every submission under the
+// name it was given: a name already used by other code (another solution_hash) is exported as
+// "<name>_<first 8 hex of the hash>" (the whole hash when that too names other code).
+class SolutionNames {
+ public:
+  // The name `run`'s traces and solution file carry; the same for every run of one code.
+  std::string NameFor(const v1::Run& run);
+  // Solutions (distinct codes) given a name other than their own.
+  int renamed() const { return renamed_; }
+
+ private:
+  std::map<std::string, std::string> hash_of_name_;
+  int renamed_ = 0;
+};
 
 // A file name for `name`: characters other than [A-Za-z0-9._-] become '_'.
 std::string SafeFileName(std::string_view name);

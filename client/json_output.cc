@@ -19,12 +19,12 @@ Json ProtoToJson(const google::protobuf::Message& message) {
   return Json::parse(text, nullptr, false);
 }
 
-Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces, bool kiln_detail) {
+Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
   Json out = Json::array();
   for (const v1::Trace& trace : traces) {
     Json parsed = Json::parse(TraceToJson(trace, /*export_kiln_extensions=*/false), nullptr, false);
     if (parsed.is_discarded()) parsed = Json{{"error", "trace is not valid JSON"}};
-    if (kiln_detail && trace.has_kiln()) parsed["kiln"] = ProtoToJson(trace.kiln());
+    if (trace.has_kiln()) parsed["kiln"] = ProtoToJson(trace.kiln());
     out.push_back(std::move(parsed));
   }
   return out;

@@ -21,10 +21,9 @@ Json ProtoToJson(const google::protobuf::Message& message);
 // flashinfer-bench Trace documents as `kiln runs export` writes them (kiln-only statuses mapped
 // to official ones, the exact status kept in the log and, for REJECTED, in correctness.extra;
 // see docs/flashinfer-export.md).
-// With `kiln_detail`, each also carries kiln's TraceDetail under "kiln" (timings, reference
-// source, baselines, integrity findings); flashinfer-bench's parser ignores the extra member.
-Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces,
-                  bool kiln_detail = false);
+// Each also carries kiln's TraceDetail under "kiln" (timings, reference source, baselines,
+// integrity findings); flashinfer-bench's parser ignores the extra member.
+Json TracesToJson(const google::protobuf::RepeatedPtrField<v1::Trace>& traces);
 
 // Pretty-printed, ending in a newline.
 std::string Dump(const Json& json);

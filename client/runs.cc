@@ -100,7 +100,7 @@ std::string RunSources(const v1::Run& run) {
 
 Json RunJson(const v1::Run& run) {
   Json json = ProtoToJson(run);
-  json["traces"] = TracesToJson(run.traces(), /*kiln_detail=*/true);
+  json["traces"] = TracesToJson(run.traces());
   return json;
 }
 

@@ -31,28 +31,6 @@ absl::Status PathError(const std::string& path, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("path: '", path, "' ", why));
 }
 
-bool IsSha256Hex(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
-  }
-  return true;
-}
-
-// SHA-256 of the file at `path`, read in pieces.
-absl::StatusOr<std::string> FileSha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InternalError(absl::StrCat(path, ": cannot open"));
-  Sha256 h;
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h.Update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
-  }
-  if (in.bad()) return absl::InternalError(absl::StrCat(path, ": read failed"));
-  return h.HexDigest();
-}
-
 // True when `inner` is `outer` or below it (both canonical).
 bool IsWithin(const fs::path& inner, const fs::path& outer) {
   auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
@@ -174,8 +152,8 @@ absl::StatusOr<v1::PutBlobResponse> BlobUpload::Commit() {
     if (errno != EEXIST) {
       return absl::InternalError(absl::StrCat(target_, ": link: ", std::strerror(errno)));
     }
-    absl::StatusOr<std::string> existing = FileSha256(target_);
-    if (!existing.ok()) return existing.status();
+    absl::StatusOr<std::string> existing = Sha256File(target_);
+    if (!existing.ok()) return absl::InternalError(existing.status().message());
     if (*existing != sha256_) {
       return absl::AlreadyExistsError(
           absl::StrCat("blob '", path_, "' is already stored with other content (sha256 ",

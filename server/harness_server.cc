@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -314,8 +315,9 @@ absl::Status HarnessServerImpl::Open() {
     LogLine(options_.quiet, absl::StrCat("no OpenCL compiler: ", opencl.status().message()));
   }
   for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
+  // Only kiln's own headers (include/kiln) key the cache, not whatever shares the folder.
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
-                                         std::move(toolchains), *include_dir);
+                                         std::move(toolchains), *include_dir + "/kiln");
   reference_timings_ = std::make_unique<ReferenceTimingCache>(archive_.get());
   node_.archive = archive_.get();
   node_.compiler = compiler_.get();
@@ -324,7 +326,15 @@ absl::Status HarnessServerImpl::Open() {
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();
   node_.worker_path = *std::move(worker);
-  python_ = ProbePythonReference(options_.python, node_.worker_path);
+  // Python references run on the cuda backend only: without one, importing torch (seconds) is
+  // not worth doing.
+  const bool has_cuda = std::any_of(backends_.begin(), backends_.end(),
+                                    [](const NodeBackend& b) { return b.name == "cuda"; });
+  if (has_cuda) {
+    python_ = ProbePythonReference(options_.python, node_.worker_path);
+  } else {
+    python_.note = "not probed: Python references run on the cuda backend, which this node lacks";
+  }
   LogLine(options_.quiet, absl::StrCat("Python references: ", python_.available ? "" : "unavailable, ",
                                        python_.note));
   node_.python = &python_;

@@ -31,14 +31,6 @@ grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::St
   return reactor;
 }
 
-bool IsSha256Hex(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
-  }
-  return true;
-}
-
 absl::Status ValidateWorkloadList(const v1::Definition& def,
                                   const google::protobuf::RepeatedPtrField<v1::Workload>& list,
                                   const Limits& limits) {

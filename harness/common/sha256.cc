@@ -4,6 +4,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace kiln {
 
@@ -24,6 +28,30 @@ std::string Sha256Hex(std::string_view bytes) {
   unsigned n = 0;
   EVP_Digest(bytes.data(), bytes.size(), d, &n, EVP_sha256(), nullptr);
   return ToHex(d, n);
+}
+
+absl::StatusOr<std::string> Sha256File(const std::string& path, int64_t* size) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open"));
+  Sha256 h;
+  std::vector<char> buf(1 << 20);
+  int64_t total = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h.Update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
+    total += in.gcount();
+  }
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": read failed"));
+  if (size != nullptr) *size = total;
+  return h.HexDigest();
+}
+
+bool IsSha256Hex(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
 }
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {

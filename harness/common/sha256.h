@@ -2,12 +2,22 @@
 #ifndef KILN_HARNESS_COMMON_SHA256_H_
 #define KILN_HARNESS_COMMON_SHA256_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
 
 namespace kiln {
 
 std::string Sha256Hex(std::string_view bytes);
+
+// SHA-256 of the file at `path`, read in pieces; its size in `*size` when given. Errors name the
+// path (INVALID_ARGUMENT: it cannot be opened or read).
+absl::StatusOr<std::string> Sha256File(const std::string& path, int64_t* size = nullptr);
+
+// Whether `s` is a SHA-256 as kiln writes it: 64 lowercase hex digits.
+bool IsSha256Hex(std::string_view s);
 
 // Incremental form, for hashing several parts without concatenating them.
 class Sha256 {

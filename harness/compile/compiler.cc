@@ -225,15 +225,15 @@ absl::Status Stage(const std::string& dir, const CompileOutput& out) {
 
 }  // namespace
 
-// Builds in a fresh folder under the cache's tmp/ and renames the result into place; when another
-// build of the same key won the race, its folder is as good as ours.
+// Builds in a fresh folder under the cache's staging/ and renames the result into place; when
+// another build of the same key won the race, its folder is as good as ours.
 absl::StatusOr<CompileOutput> Compiler::Build(const v1::Solution& solution, Toolchain& toolchain,
                                               const std::string& function,
                                               const std::string& entry_dir,
                                               const std::atomic<bool>* cancel) {
-  const std::string tmp_root = cache_dir_ + "/tmp";
-  if (absl::Status s = MakeDirs(tmp_root); !s.ok()) return s;
-  absl::StatusOr<std::string> work = MakeTempDir(tmp_root, "build");
+  const std::string staging_root = cache_dir_ + "/staging";
+  if (absl::Status s = MakeDirs(staging_root); !s.ok()) return s;
+  absl::StatusOr<std::string> work = MakeTempDir(staging_root, "build");
   if (!work.ok()) return work.status();
   ScopedTree cleanup(*work);
   const std::string staged = *work + "/out";

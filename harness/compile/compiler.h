@@ -1,7 +1,8 @@
 // Compiles solutions with the matching toolchain, cached by content hash: SHA-256 over the
-// sources (path + content), flags, toolchain name + version, target and kiln's own headers. After a successful
-// build the shared object's dynamic symbol table is checked: the entry function must be defined
-// and exported (else COMPILE_ERROR naming it). Safe to call from several threads.
+// sources (path + content), flags, toolchain name + version, target and kiln's own headers.
+// After a successful build the shared object's dynamic symbol table is checked: the entry
+// function must be defined and exported (else COMPILE_ERROR naming it). Safe to call from
+// several threads.
 #ifndef KILN_HARNESS_COMPILE_COMPILER_H_
 #define KILN_HARNESS_COMPILE_COMPILER_H_
 
@@ -35,7 +36,7 @@ class Compiler {
   std::vector<std::pair<std::string, std::string>> Toolchains() const;
 
  private:
-  // A cache miss: compile in a private folder under cache_dir/tmp, check the entry point,
+  // A cache miss: compile in a private folder under cache_dir/staging, check the entry point,
   // publish the folder as `entry_dir` (failures too, unless not deterministic).
   absl::StatusOr<CompileOutput> Build(const v1::Solution& solution, Toolchain& toolchain,
                                       const std::string& function, const std::string& entry_dir,

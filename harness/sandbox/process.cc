@@ -21,6 +21,8 @@
 #include "harness/sandbox/program_path.h"
 #include "harness/sandbox/seccomp_filter.h"
 
+extern "C" char** environ;
+
 namespace kiln {
 
 namespace {
@@ -150,14 +152,6 @@ void PollOnce(int* out_fd, int pidfd, int timeout_ms, OutputCapture& capture) {
 }
 
 
-extern "C" char** environ;
-
-std::vector<std::string> ParentEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
-
 // Rewrites `plan` to run its program inside bwrap under `policy`: argv, environment, the
 // seccomp program on an extra child fd (a fresh memfd: bwrap reads it from the shared offset),
 // the job cgroup and the rlimits that stand in for what the cgroup cannot do.
@@ -194,6 +188,12 @@ absl::Status ApplySandbox(const SandboxPolicy& policy, ExecPlan& plan, Fd* secco
 }
 
 }  // namespace
+
+std::vector<std::string> ParentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
 
 std::string ProcessResult::Describe() const {
   std::string what = DescribeEnd();

@@ -82,6 +82,10 @@ class Process {
   std::unique_ptr<JobCgroup> cgroup_;  // the sandbox's cgroup, when it has one
 };
 
+// This process's environment as "NAME=value" strings (what a child gets when
+// ProcessOptions.env is empty).
+std::vector<std::string> ParentEnvironment();
+
 // Start + Wait.
 absl::StatusOr<ProcessResult> RunProcess(const ProcessOptions& opts,
                                          const std::atomic<bool>* cancel = nullptr);

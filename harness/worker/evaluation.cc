@@ -143,15 +143,15 @@ absl::Status Evaluation::Setup() {
     if (!s.ok()) return s;
   }
   context_ = device_->Context();
-  // Idle OpenMP threads block instead of spinning, so that an honest pool is not taken for work
-  // after return; read by libgomp when the solution loads it.
-  if (const std::string armed = HelperThreads::ArmedCpuTimers(); checks_ && !armed.empty()) {
+  if (checks_ && !helpers_.timers_at_start().empty()) {
     std::fprintf(stderr,
                  "kiln-worker: note: %s armed in the worker's environment: the process CPU "
                  "clock lags, and the accounting of other threads' CPU time "
                  "(integrity.work_after_return) can miss up to a scheduler tick per call\n",
-                 armed.c_str());
+                 helpers_.timers_at_start().c_str());
   }
+  // Idle OpenMP threads block instead of spinning, so that an honest pool is not taken for work
+  // after return; read by libgomp when the solution loads it.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("GOMP_SPINCOUNT", "0", 1);
   if (external_ != nullptr) {

@@ -85,6 +85,11 @@ bool OthersRunning() {
 
 }  // namespace
 
+HelperThreads::HelperThreads(double allowance_ms)
+    : allowance_ms_(allowance_ms),
+      other_cores_(std::max(1, static_cast<int>(std::thread::hardware_concurrency())) - 1),
+      timers_at_start_(ArmedCpuTimers()) {}
+
 std::string HelperThreads::ArmedCpuTimers() {
   std::string found;
   auto add = [&found](const std::string& what) { absl::StrAppend(&found, found.empty() ? "" : ", ", what); };
@@ -149,7 +154,6 @@ absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what)
   // would miss that much of other threads' work. One the worker did not start with was armed by
   // the solution.
   if (std::string armed = ArmedCpuTimers(); armed != timers_at_start_) {
-    StartWindow();
     return Rejected(integrity::Reason(
         integrity::kWorkAfterReturn,
         absl::StrCat("the solution armed a CPU-time timer or limit (", armed, ") by ", what,
@@ -164,16 +168,17 @@ absl::Status HelperThreads::CheckWindow(double call_ms, const std::string& what)
   }
   // The least the other threads can have used: what reading the clocks costs the caller is
   // never counted against the solution.
-  const int64_t others_ns = std::max<int64_t>(0, SampleOthers().low_ns - others_high_ns_);
+  const OthersSample now = SampleOthers();
+  const int64_t others_ns = std::max<int64_t>(0, now.low_ns - others_high_ns_);
   const int threads_before = threads_at_start_;
   const int threads_after = CountThreads();
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   // Threads that exited during the window are not seen; any thread may have run on any other
   // core for the whole call.
-  const int helpers = cores - 1;
   const double others_ms = static_cast<double>(others_ns) / 1e6;
-  const double budget_ms = helpers * std::max(call_ms, 0.0) + allowance_ms_;
-  StartWindow();
+  const double budget_ms = other_cores_ * std::max(call_ms, 0.0) + allowance_ms_;
+  // The next window starts at this reading.
+  threads_at_start_ = threads_after;
+  others_high_ns_ = now.high_ns;
   if (others_ms <= budget_ms) return absl::OkStatus();
   return Rejected(integrity::Reason(
       integrity::kWorkAfterReturn,

@@ -29,8 +29,7 @@ class HelperThreads {
   // runtime's and CUPTI's threads do a little work of their own).
   // Construct before the solution is loaded: the CPU-time timers armed then are the
   // environment's (see ArmedCpuTimers).
-  explicit HelperThreads(double allowance_ms)
-      : allowance_ms_(allowance_ms), timers_at_start_(ArmedCpuTimers()) {}
+  explicit HelperThreads(double allowance_ms);
 
   void StartWindow();
   // StartWindow once the CPU time of threads the worker itself ran (input generation) has been
@@ -38,7 +37,8 @@ class HelperThreads {
   void StartAfterOwnThreads();
   // Waits (up to a few ms) for the other threads to block, then REJECTED
   // "integrity.work_after_return: ..." when they used more CPU since StartWindow than `call_ms`
-  // on every other core plus the allowance. Starts the next window.
+  // on every other core plus the allowance, or when a CPU-time timer was armed since
+  // construction. Otherwise the next window has started.
   absl::Status CheckWindow(double call_ms, const std::string& what);
 
   // Threads of this process now (/proc/self/task).
@@ -46,9 +46,12 @@ class HelperThreads {
   // The CPU-time limits and timers armed in this process ("RLIMIT_CPU, ITIMER_PROF, ..."), ""
   // when none. Any of them makes Linux read the process CPU clock from a lagging counter.
   static std::string ArmedCpuTimers();
+  // ArmedCpuTimers() at construction: the environment's.
+  const std::string& timers_at_start() const { return timers_at_start_; }
 
  private:
   double allowance_ms_;
+  int other_cores_;  // cores besides the caller's
   std::string timers_at_start_;
   int64_t others_high_ns_ = 0;  // upper bound of the other threads' CPU time at StartWindow
   int threads_at_start_ = 1;

@@ -16,11 +16,10 @@
 //                                 (torch missing, the reference does not define run(), ...)
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "harness/model/json_interop.h"
 #include "harness/worker/serve.h"
-#include "harness/worker/utf8.h"
-#include "harness/worker/worker_client.h"
 
 namespace {
 
@@ -80,13 +79,10 @@ __attribute__((visibility("default"))) void kiln_runner_note_failure(const char*
 }
 
 __attribute__((visibility("default"))) int kiln_runner_fail(const char* message) {
-  kiln::v1::WorkerEvent event;
-  kiln::v1::WorkerResult* result = event.mutable_result();
-  result->set_status(kiln::v1::RUNTIME_ERROR);
-  result->set_error(kiln::SanitizeUtf8(message != nullptr ? message : "reference runner failed"));
-  std::fprintf(stderr, "kiln-worker: RUNTIME_ERROR: %s\n", result->error().c_str());
-  std::fflush(nullptr);
-  return kiln::WriteFramed(kiln::kWorkerEventFd, event) ? 0 : 3;
+  kiln::v1::WorkerResult result;
+  result.set_status(kiln::v1::RUNTIME_ERROR);
+  result.set_error(message != nullptr ? message : "reference runner failed");
+  return kiln::SendWorkerResult(kiln::kWorkerEventFd, std::move(result));
 }
 
 }  // extern "C"

@@ -39,11 +39,16 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
     const std::string why = explain();
     if (!why.empty()) result.set_error(result.error() + ": " + why);
   }
+  return SendWorkerResult(event_fd, std::move(result));
+}
+
+int SendWorkerResult(int event_fd, v1::WorkerResult result) {
   if (!result.error().empty()) {
     result.set_error(SanitizeUtf8(result.error()));
     std::fprintf(stderr, "kiln-worker: %s: %s\n",
                  v1::EvaluationStatus_Name(result.status()).c_str(), result.error().c_str());
   }
+  std::fflush(nullptr);
   v1::WorkerEvent event;
   *event.mutable_result() = std::move(result);
   if (!WriteFramed(event_fd, event)) {

@@ -27,6 +27,10 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
                        const ExternalEntry* external,
                        const std::function<std::string()>& explain = nullptr);
 
+// Sends `result` as the worker's final event on `event_fd` (its error made valid UTF-8 and
+// printed to the log first). The process exit code: 0 when sent, 3 when it cannot be.
+int SendWorkerResult(int event_fd, v1::WorkerResult result);
+
 }  // namespace kiln
 
 #endif  // KILN_HARNESS_WORKER_SERVE_H_

@@ -25,7 +25,6 @@
 #include "harness/sandbox/process.h"
 #include "harness/worker/utf8.h"
 
-extern "C" char** environ;
 
 namespace kiln {
 namespace {
@@ -411,8 +410,7 @@ v1::WorkerResult Interpret(const WorkerLaunch& launch, const v1::WorkerRequest& 
     // A solution that returned non-zero usually printed why (the TVM-FFI entries print the
     // failed check); the verdict's log carries it.
     if (channel.result->status() == v1::RUNTIME_ERROR &&
-        absl::StartsWith(channel.result->error(), "entry point returned ") &&
-        LogTail(launch.log_path, 1) != "(worker log is empty)") {
+        absl::StartsWith(channel.result->error(), "entry point returned ")) {
       channel.result->set_error(WithLogTail(channel.result->error(), launch));
     }
     return *std::move(channel.result);
@@ -481,9 +479,7 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
   opts.child_fds = {request_read.get(), event_write.get()};
   opts.sandbox = launch.sandbox;
   if (!launch.env_overrides.empty()) {
-    std::vector<std::string> parent;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) parent.emplace_back(*e);
-    opts.env = OverrideEnvironment(parent, launch.env_overrides);
+    opts.env = OverrideEnvironment(ParentEnvironment(), launch.env_overrides);
   }
   absl::StatusOr<Process> process = Process::Start(opts);
   // The child holds its own copies; ours would keep the request open and the events from ending.

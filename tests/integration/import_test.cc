@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/integration/harness_instance.h"
+#include "tests/unit/model/flashinfer_trace_dataset.h"
 
 using namespace kiln::testing;
 using nlohmann::json;
@@ -21,21 +22,6 @@ using ordered_json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// $KILN_DATASET_DIR, else the copy beside the source tree; fails when neither exists.
-fs::path DatasetDir() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("KILN_DATASET_DIR"); env != nullptr && *env != '\0') {
-    candidates.emplace_back(env);
-  }
-  candidates.emplace_back(fs::path(KILN_SOURCE_DIR) / ".." / "shared" / "datasets" /
-                          "flashinfer-trace");
-  for (const fs::path& dir : candidates) {
-    if (fs::is_directory(dir / "definitions")) return dir;
-  }
-  FAIL("flashinfer-trace dataset not found (set KILN_DATASET_DIR)");
-  return {};
-}
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -134,7 +120,7 @@ json Blob(const std::string& path) {
 }  // namespace
 
 TEST_CASE("defs import registers the flashinfer-trace dataset, listing workloads without blobs") {
-  const fs::path dataset = DatasetDir();
+  const fs::path dataset = FlashinferTraceDatasetDir();
   const Expected expected = Count(dataset);
   REQUIRE(expected.definitions.size() > 100);
   REQUIRE_FALSE(expected.missing_paths.empty());  // the dataset ships without blob/

@@ -28,6 +28,17 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// Submits a solution file that must fail its one workload with RUNTIME_ERROR; the trace's log.
+std::string RuntimeErrorLog(const std::string& solution_file) {
+  Completed r;
+  json j = SubmitJson(DataPath(solution_file), &r);
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  const json& evaluation = j["traces"][0]["evaluation"];
+  CHECK(evaluation["status"] == "RUNTIME_ERROR");
+  return evaluation["log"].get<std::string>();
+}
+
 }  // namespace
 
 TEST_CASE("a TVM-FFI cpp solution passes the built-in vector_add_f32") {
@@ -45,13 +56,7 @@ TEST_CASE("a TVM-FFI cpp solution passes the built-in vector_add_f32") {
 }
 
 TEST_CASE("a failing TVM_FFI_ICHECK is a RUNTIME_ERROR whose log has the check and its line") {
-  Completed r;
-  json j = SubmitJson(DataPath("solutions/tvm_ffi_icheck_fails.json"), &r);
-  INFO(r.Describe());
-  CHECK(r.exit_code == 1);
-  const json& evaluation = j["traces"][0]["evaluation"];
-  CHECK(evaluation["status"] == "RUNTIME_ERROR");
-  const std::string log = evaluation["log"].get<std::string>();
+  const std::string log = RuntimeErrorLog("solutions/tvm_ffi_icheck_fails.json");
   INFO(log);
   CHECK(Contains(log, "entry point returned 1"));
   CHECK(Contains(log,
@@ -62,13 +67,7 @@ TEST_CASE("a failing TVM_FFI_ICHECK is a RUNTIME_ERROR whose log has the check a
 }
 
 TEST_CASE("a TVM-FFI function taking fewer tensors than the definition passes is a clear error") {
-  Completed r;
-  json j = SubmitJson(DataPath("solutions/tvm_ffi_wrong_arity.json"), &r);
-  INFO(r.Describe());
-  CHECK(r.exit_code == 1);
-  const json& evaluation = j["traces"][0]["evaluation"];
-  CHECK(evaluation["status"] == "RUNTIME_ERROR");
-  const std::string log = evaluation["log"].get<std::string>();
+  const std::string log = RuntimeErrorLog("solutions/tvm_ffi_wrong_arity.json");
   INFO(log);
   CHECK(Contains(log, "entry point returned 2"));
   CHECK(Contains(log,

@@ -133,17 +133,11 @@ for r in $(seq "$repeats"); do
 done
 stop_load
 
-python3 - "$details" >"$tmp/analysis.txt" 2>>"$notes" <<'PY'
-import datetime, json, os, statistics, sys, time
+PYTHONPATH="$gpu_dir" python3 - "$details" >"$tmp/analysis.txt" 2>>"$notes" <<'PY'
+import datetime, os, statistics, sys, time
+from kiln_results import load
 details = sys.argv[1]
 fail = lambda msg: print(msg, file=sys.stderr)
-
-def load(path):
-    try:
-        text = open(path).read()
-        return json.loads(text[text.find("{"):])
-    except (OSError, ValueError):
-        return None
 
 probes = {}  # tag -> (rc, device_index, bus)
 for line in open(os.path.join(details, "probes.txt")):

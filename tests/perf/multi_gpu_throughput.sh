@@ -74,17 +74,11 @@ phase() {  # NAME GPUS: N submissions at once to a fresh harness on GPUS
 phase one 0 || exit 1
 phase two 0,1 || exit 1
 
-python3 - "$details" "$count" >"$tmp/analysis.txt" 2>>"$notes" <<'PY'
-import json, os, sys
+PYTHONPATH="$gpu_dir" python3 - "$details" "$count" >"$tmp/analysis.txt" 2>>"$notes" <<'PY'
+import os, sys
+from kiln_results import load
 details, count = sys.argv[1], int(sys.argv[2])
 fail = lambda msg: print(msg, file=sys.stderr)
-
-def load(path):
-    try:
-        text = open(path).read()
-        return json.loads(text[text.find("{"):])
-    except (OSError, ValueError):
-        return None
 
 walls = {}
 print(f"{'harness':<14} {'wall s':>8} {'sum verify_s':>12} {'sum timing_s':>12} "

@@ -114,3 +114,26 @@ TEST_CASE("file names keep only safe characters") {
   CHECK(cli::SafeFileName("..") == "_..");
   CHECK(cli::SafeFileName("") == "_");
 }
+
+TEST_CASE("solution names stay unique across the dataset and renames are counted per solution") {
+  auto run = [](const std::string& name, const std::string& hash) {
+    v1::Run r;
+    r.set_solution_name(name);
+    r.set_solution_hash(hash);
+    return r;
+  };
+  const std::string h1(64, '1'), h2(64, '2');
+  cli::SolutionNames names;
+  CHECK(names.NameFor(run("vadd", h1)) == "vadd");
+  CHECK(names.NameFor(run("vadd", h1)) == "vadd");  // another run of the same code
+  CHECK(names.NameFor(run("vadd", h2)) == "vadd_22222222");
+  CHECK(names.NameFor(run("vadd", h2)) == "vadd_22222222");  // counted once, not per run
+  CHECK(names.renamed() == 1);
+  // A submission literally named "vadd_33333333" holds that name; other code called "vadd"
+  // whose hash starts 33333333 takes the whole hash instead of sharing it.
+  CHECK(names.NameFor(run("vadd_33333333", h1)) == "vadd_33333333");
+  const std::string h3 = "33333333" + std::string(56, '4');
+  CHECK(names.NameFor(run("vadd", h3)) == "vadd_" + h3);
+  CHECK(names.NameFor(run("vadd", h3)) == "vadd_" + h3);
+  CHECK(names.renamed() == 2);
+}

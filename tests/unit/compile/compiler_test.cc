@@ -62,7 +62,7 @@ TEST_CASE("a good cpp solution compiles into a library exporting its entry point
   ::dlclose(handle);
 
   // The build folder is gone; only the published entry remains.
-  CHECK(std::filesystem::is_empty(dir.path() + "/tmp"));
+  CHECK(std::filesystem::is_empty(dir.path() + "/staging"));
 }
 
 TEST_CASE("a syntax error is a failed compile whose log names file and line") {
@@ -219,7 +219,7 @@ TEST_CASE("concurrent compiles of one solution all succeed with the same library
     CHECK(out->library_path == outs[0]->library_path);
   }
   CHECK(Exists(outs[0]->library_path));
-  CHECK(std::filesystem::is_empty(dir.path() + "/tmp"));
+  CHECK(std::filesystem::is_empty(dir.path() + "/staging"));
 }
 
 TEST_CASE("a compiler timeout fails the compile but is not cached") {

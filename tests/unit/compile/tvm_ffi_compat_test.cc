@@ -26,13 +26,13 @@ using testing::ScratchDir;
 
 const char* kIncludeDir = KILN_SOURCE_DIR "/harness/include";
 
-// A compiled solution, loaded.
+// A compiled solution (in a compile cache of its own), loaded.
 class Loaded {
  public:
-  Loaded(const v1::Solution& solution, const std::string& cache_dir) {
+  explicit Loaded(const v1::Solution& solution) {
     std::vector<std::unique_ptr<Toolchain>> toolchains;
     toolchains.push_back(MakeHostCxxToolchain(kIncludeDir));
-    Compiler compiler(cache_dir, std::move(toolchains));
+    Compiler compiler(cache_.path(), std::move(toolchains));
     absl::StatusOr<CompileOutput> out = compiler.Compile(solution, "host");
     REQUIRE(out.ok());
     log_ = out->log;
@@ -49,12 +49,19 @@ class Loaded {
 
   bool ok() const { return ok_; }
   const std::string& log() const { return log_; }
-  kiln_entry Entry(const char* name) const {
-    return reinterpret_cast<kiln_entry>(::dlsym(handle_, name));
+  // The exported entry `name`; fails the test (with the compile log) when the solution did not
+  // compile or does not export it.
+  kiln_entry RequireEntry(const char* name) const {
+    INFO(log_);
+    REQUIRE(ok_);
+    auto entry = reinterpret_cast<kiln_entry>(::dlsym(handle_, name));
+    REQUIRE(entry != nullptr);
+    return entry;
   }
   void* Symbol(const char* name) const { return ::dlsym(handle_, name); }
 
  private:
+  ScratchDir cache_;
   void* handle_ = nullptr;
   bool ok_ = false;
   std::string log_;
@@ -84,12 +91,8 @@ TEST_CASE("the TVM-FFI example solution compiles as cpp and adds through its exp
   absl::StatusOr<v1::Solution> solution = ParseSolutionJson(*text);
   REQUIRE(solution.ok());
   CHECK(solution->spec().entry_point() == "vector_add.cc::run");
-  ScratchDir dir;
-  Loaded lib(*solution, dir.path());
-  INFO(lib.log());
-  REQUIRE(lib.ok());
-  kiln_entry run = lib.Entry("run");
-  REQUIRE(run != nullptr);
+  Loaded lib(*solution);
+  kiln_entry run = lib.RequireEntry("run");
   // Hidden: the stream state belongs to this library alone.
   CHECK(lib.Symbol("TVMFFIEnvGetStream") == nullptr);
 
@@ -115,12 +118,8 @@ void Scale(TensorView x, double scale, int64_t count, bool negate, float offset,
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(scale_entry, Scale);
 )"}},
                                        "main.cc::scale_entry");
-  ScratchDir dir;
-  Loaded lib(solution, dir.path());
-  INFO(lib.log());
-  REQUIRE(lib.ok());
-  kiln_entry entry = lib.Entry("scale_entry");
-  REQUIRE(entry != nullptr);
+  Loaded lib(solution);
+  kiln_entry entry = lib.RequireEntry("scale_entry");
 
   Vector x({1, 2, 4}), y({0, 0, 0});
   float scale = 2.0f;
@@ -175,12 +174,8 @@ void Describe(TensorView a, tvm::ffi::Tensor b, tvm::ffi::Optional<TensorView> c
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(describe, Describe);
 )"}},
                                        "main.cc::describe");
-  ScratchDir dir;
-  Loaded lib(solution, dir.path());
-  INFO(lib.log());
-  REQUIRE(lib.ok());
-  kiln_entry entry = lib.Entry("describe");
-  REQUIRE(entry != nullptr);
+  Loaded lib(solution);
+  kiln_entry entry = lib.RequireEntry("describe");
 
   uint16_t a_data[6] = {};
   uint8_t b_data[2] = {};
@@ -229,12 +224,8 @@ void Throws(int64_t which) {
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(throws, Throws);
 )"}},
                                        "main.cc::throws");
-  ScratchDir dir;
-  Loaded lib(solution, dir.path());
-  INFO(lib.log());
-  REQUIRE(lib.ok());
-  kiln_entry entry = lib.Entry("throws");
-  REQUIRE(entry != nullptr);
+  Loaded lib(solution);
+  kiln_entry entry = lib.RequireEntry("throws");
   for (int64_t which = 0; which <= 4; ++which) {
     INFO("which = " << which);
     kiln_tensor arg = Scalar(&which, KILN_INT64);
@@ -247,8 +238,7 @@ TEST_CASE("a TVM-FFI function that returns a value is refused at compile time") 
 int Returns(TensorView x) { return static_cast<int>(x.ndim()); }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, Returns);
 )"}});
-  ScratchDir dir;
-  Loaded lib(solution, dir.path());
+  Loaded lib(solution);
   CHECK_FALSE(lib.ok());
   CHECK(absl::StrContains(lib.log(), "destination-passing-style"));
 }

@@ -13,30 +13,14 @@
 
 #include "harness/model/json_interop.h"
 #include "harness/model/validate.h"
+#include "tests/unit/model/flashinfer_trace_dataset.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-
-// $KILN_DATASET_DIR, else the copy beside the source tree. Fails the test when neither exists:
-// a missing dataset must not pass silently.
-fs::path DatasetDir() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("KILN_DATASET_DIR"); env != nullptr && *env != '\0') {
-    candidates.emplace_back(env);
-  }
-  candidates.emplace_back(fs::path(KILN_SOURCE_DIR) / ".." / "shared" / "datasets" /
-                          "flashinfer-trace");
-  for (const fs::path& dir : candidates) {
-    if (fs::is_directory(dir / "definitions")) return dir;
-  }
-  std::string tried;
-  for (const fs::path& dir : candidates) tried += " " + dir.string();
-  FAIL("flashinfer-trace dataset not found (set KILN_DATASET_DIR); tried:" << tried);
-  return {};
-}
+using testing::FlashinferTraceDatasetDir;
 
 // Files under `dir` with extension `ext`, sorted so that failures are reproducible.
 std::vector<fs::path> FilesUnder(const fs::path& dir, const std::string& ext) {
@@ -67,7 +51,7 @@ std::map<std::string, v1::Definition> LoadDefinitions(const fs::path& dataset) {
 }
 
 TEST_CASE("every flashinfer-trace definition parses, validates and round-trips key for key") {
-  const fs::path dataset = DatasetDir();
+  const fs::path dataset = FlashinferTraceDatasetDir();
   const std::vector<fs::path> files = FilesUnder(dataset / "definitions", ".json");
   REQUIRE(files.size() > 0);
   int checked = 0;
@@ -106,7 +90,7 @@ void CheckWorkloadRoundTrip(const Json& original, const Json& written) {
 TEST_CASE(
     "every flashinfer-trace workload parses, validates against its definition and "
     "round-trips") {
-  const fs::path dataset = DatasetDir();
+  const fs::path dataset = FlashinferTraceDatasetDir();
   const std::map<std::string, v1::Definition> defs = LoadDefinitions(dataset);
   REQUIRE(defs.size() > 0);
   const std::vector<fs::path> files = FilesUnder(dataset / "workloads", ".jsonl");

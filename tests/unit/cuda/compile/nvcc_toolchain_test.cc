@@ -11,6 +11,7 @@
 
 #include "harness/compile/compiler.h"
 #include "tests/unit/compile/compile_test_support.h"
+#include "tests/unit/cuda/compile/nvcc_compiler.h"
 #include "tests/unit/cuda/cuda_test_support.h"
 
 namespace kiln {
@@ -18,6 +19,7 @@ namespace {
 
 using testing::CudaSolution;
 using testing::KilnIncludeDir;
+using testing::NvccCompiler;
 using testing::ScratchDir;
 using testing::TestKernelSolution;
 
@@ -25,15 +27,6 @@ constexpr const char* kEntryPoints[] = {
     "add",  "staged_add",         "sub",           "write_null", "spin",
     "noop", "private_stream_add", "changing_work", "mutate_b",   "bad_launch",
     "flip_last_byte_of_b", "mutate_b_later"};
-
-Compiler NvccCompiler(const std::string& cache_dir) {
-  absl::StatusOr<std::unique_ptr<Toolchain>> nvcc = MakeNvccToolchain(KilnIncludeDir());
-  INFO(nvcc.status().ToString());
-  REQUIRE(nvcc.ok());
-  std::vector<std::unique_ptr<Toolchain>> toolchains;
-  toolchains.push_back(*std::move(nvcc));
-  return Compiler(cache_dir, std::move(toolchains));
-}
 
 const KernelResources* FindKernel(const std::vector<KernelResources>& kernels,
                                   const std::string& prefix) {

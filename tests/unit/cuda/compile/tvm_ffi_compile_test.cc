@@ -13,23 +13,15 @@
 #include "harness/compile/nvcc_toolchain.h"
 #include "harness/model/json_interop.h"
 #include "tests/unit/compile/compile_test_support.h"
+#include "tests/unit/cuda/compile/nvcc_compiler.h"
 #include "tests/unit/cuda/cuda_test_support.h"
 
 namespace kiln {
 namespace {
 
 using testing::CudaSolution;
-using testing::KilnIncludeDir;
+using testing::NvccCompiler;
 using testing::ScratchDir;
-
-Compiler NvccCompiler(const std::string& cache_dir) {
-  absl::StatusOr<std::unique_ptr<Toolchain>> nvcc = MakeNvccToolchain(KilnIncludeDir());
-  INFO(nvcc.status().ToString());
-  REQUIRE(nvcc.ok());
-  std::vector<std::unique_ptr<Toolchain>> toolchains;
-  toolchains.push_back(*std::move(nvcc));
-  return Compiler(cache_dir, std::move(toolchains));
-}
 
 v1::Solution ReadSolution(const std::string& relative_path) {
   absl::StatusOr<std::string> text = ReadFile(std::string(KILN_SOURCE_DIR) + "/" + relative_path);

@@ -10,13 +10,13 @@
 #include "harness/compile/compiler.h"
 #include "harness/compile/nvcc_toolchain.h"
 #include "tests/unit/compile/compile_test_support.h"
+#include "tests/unit/cuda/compile/nvcc_compiler.h"
 #include "tests/unit/cuda/cuda_test_support.h"
 
 namespace kiln {
 namespace {
 
 using testing::CudaSolution;
-using testing::KilnIncludeDir;
 using testing::ScratchDir;
 
 ElfSymbols Undefined(std::vector<std::string> names) {
@@ -69,11 +69,7 @@ extern "C" int run(const kiln_tensor* t, int32_t nargs, const kiln_context* ctx)
 
 TEST_CASE("a compiled solution calling cuBLAS is refused unless allowed", "[nvcc]") {
   ScratchDir dir;
-  absl::StatusOr<std::unique_ptr<Toolchain>> nvcc = MakeNvccToolchain(KilnIncludeDir());
-  REQUIRE(nvcc.ok());
-  std::vector<std::unique_ptr<Toolchain>> toolchains;
-  toolchains.push_back(*std::move(nvcc));
-  Compiler compiler(dir.path() + "/cache", std::move(toolchains));
+  Compiler compiler = testing::NvccCompiler(dir.path() + "/cache");
 
   v1::Solution solution = CudaSolution({{"gemm.cu", kCublasSolution}}, "gemm.cu::run");
   absl::StatusOr<CompileOutput> unlinked = compiler.Compile(solution, "sm_90a");

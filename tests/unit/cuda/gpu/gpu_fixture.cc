@@ -6,11 +6,11 @@
 
 #include "harness/common/files.h"
 #include "harness/compile/compiler.h"
-#include "harness/compile/nvcc_toolchain.h"
 #include "harness/model/dtype.h"
 #include "harness/model/validate.h"
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
+#include "tests/unit/cuda/compile/nvcc_compiler.h"
 #include "tests/unit/cuda/cuda_test_support.h"
 
 namespace kiln::testing {
@@ -29,12 +29,7 @@ std::string Compile() {
   absl::StatusOr<std::string> dir = MakeTempDir("", "kiln-cuda-kernels");
   REQUIRE(dir.ok());
   cache.path = *dir;
-  absl::StatusOr<std::unique_ptr<Toolchain>> nvcc = MakeNvccToolchain(KilnIncludeDir());
-  INFO(nvcc.status().ToString());
-  REQUIRE(nvcc.ok());
-  std::vector<std::unique_ptr<Toolchain>> toolchains;
-  toolchains.push_back(*std::move(nvcc));
-  Compiler compiler(cache.path, std::move(toolchains));
+  Compiler compiler = NvccCompiler(cache.path);
   absl::StatusOr<CompileOutput> out = compiler.Compile(TestKernelSolution("add"), "cuda");
   REQUIRE(out.ok());
   INFO(out->log);
