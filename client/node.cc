@@ -29,6 +29,14 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
       absl::StrAppend(&out, "  ", name, ": ", version, "\n");
     }
   }
+  if (!node.languages().empty()) {
+    std::map<std::string, std::string> languages(node.languages().begin(),
+                                                 node.languages().end());
+    out += "languages\n";
+    for (const auto& [name, where] : languages) {
+      absl::StrAppend(&out, "  ", name, ": ", where, "\n");
+    }
+  }
   if (!node.devices().empty()) {
     Table devices({{"backend"}, {"index", Align::kRight}, {"name"}, {"pci bus id"}, {"busy"}});
     for (const v1::DeviceInfo& d : node.devices()) {

@@ -12,6 +12,7 @@ packages=(
   libyaml-cpp-dev libcurl4-openssl-dev
   clang libclang-rt-dev openssl
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
+  python3 python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

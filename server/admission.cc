@@ -45,19 +45,34 @@ bool HasNativeReference(const v1::Definition& def) {
 
 // Why the Python reference cannot run here ("" when it can).
 std::string PythonUnavailable(const v1::Definition& def, const NodeBackend& backend,
-                              const PythonReference* python) {
+                              const PythonRuntime* python) {
   if (!HasPythonReference(def)) return "it has no Python reference";
   if (backend.name != "cuda") {
     return absl::StrCat("Python references run on the cuda backend, not '", backend.name, "'");
   }
   if (python == nullptr) return "this node has no Python reference runner";
-  if (!python->available) return absl::StrCat("no Python reference runner: ", python->note);
+  const PythonReference& probed = python->Get();
+  if (!probed.available) return absl::StrCat("no Python reference runner: ", probed.note);
   return "";
+}
+
+// A Python or Triton solution needs the node's Python with torch (and triton, on a GPU).
+absl::Status CheckPythonSolution(const v1::Solution& solution, const NodeBackend& backend,
+                                 const PythonRuntime* python) {
+  const std::string& language = solution.spec().language();
+  if (language != "python" && language != "triton") return absl::OkStatus();
+  const std::string missing =
+      python == nullptr ? std::string("this node runs no Python")
+                        : PythonLanguageUnavailable(python->Get(), language, backend.name);
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("solution.spec.language: '", language,
+                                                    "' cannot run on backend '", backend.name,
+                                                    "' of this node: ", missing));
 }
 
 absl::StatusOr<std::string> ChooseReference(const v1::Definition& def,
                                             const NodeBackend& backend,
-                                            const PythonReference* python) {
+                                            const PythonRuntime* python) {
   const std::string python_missing = PythonUnavailable(def, backend, python);
   if (python_missing.empty()) return std::string(kPythonReference);
   if (HasNativeReference(def)) return std::string(kNativeReference);
@@ -67,7 +82,7 @@ absl::StatusOr<std::string> ChooseReference(const v1::Definition& def,
 }
 
 absl::Status CheckBaselines(const v1::EvaluateRequest& request, const v1::Definition& def,
-                            const NodeBackend& backend, const PythonReference* python) {
+                            const NodeBackend& backend, const PythonRuntime* python) {
   for (int i = 0; i < request.baselines_size(); ++i) {
     const std::string& name = request.baselines(i);
     if (!Contains(BaselineNames(), name)) {
@@ -206,6 +221,10 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
   run.reference_source = *std::move(source);
   if (absl::Status s =
           CheckRunnable(run.definition, request.solution(), *run.backend, run.reference_source);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckPythonSolution(request.solution(), *run.backend, policy.python);
       !s.ok()) {
     return s;
   }

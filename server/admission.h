@@ -21,7 +21,9 @@ struct AdmissionPolicy {
   Limits limits;
   std::string default_mode = "official";
   const std::vector<NodeBackend>* backends = nullptr;  // the node's; first is the default
-  const PythonReference* python = nullptr;  // null or unavailable: native references only
+  // The node's Python (null: no Python references or solutions). Waited for only when a run
+  // needs it.
+  const PythonRuntime* python = nullptr;
 };
 
 // What computes a run's reference outputs and latency.
@@ -54,8 +56,8 @@ absl::Status ValidateMode(const std::string& mode);
 
 // Errors: NOT_FOUND for an unregistered definition; INVALID_ARGUMENT naming the field for bad
 // solutions, workloads, modes or backends; FAILED_PRECONDITION for what this node cannot do
-// (no reference this node can run, no workloads, a language its backend does not run, a torch
-// baseline without torch).
+// (no reference this node can run, no workloads, a language its backend does not run, a Python
+// or Triton solution the node's Python cannot run, a torch baseline without torch).
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy);
 

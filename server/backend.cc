@@ -40,7 +40,7 @@ NodeBackend HostBackend() {
   NodeBackend host;
   host.name = "host";
   host.compile_target = "host";
-  host.languages = {"cpp"};
+  host.languages = {"cpp", "python"};
   host.devices = {CpuModelName()};
   host.placements = {DevicePlacement{}};
   return host;
@@ -147,7 +147,7 @@ absl::StatusOr<NodeBackend> CudaBackendFor(const std::vector<GpuFacts>& gpus,
   NodeBackend cuda;
   cuda.name = "cuda";
   cuda.compile_target = "cuda";
-  cuda.languages = {"cuda"};
+  cuda.languages = {"cuda", "python", "triton"};
   for (int i : *selected) {
     const GpuFacts& gpu = gpus[static_cast<size_t>(i)];
     DevicePlacement placement;

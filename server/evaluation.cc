@@ -11,6 +11,7 @@
 #include "harness/common/sha256.h"
 #include "harness/compile/kernel_resources.h"
 #include "harness/compile/forbidden_symbols.h"
+#include "harness/compile/python_toolchain.h"
 #include "harness/compile/vendor_library_policy.h"
 #include "harness/verify/integrity_policy.h"
 #include "harness/model/json_interop.h"
@@ -157,7 +158,10 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
                  .status(),
              "PutArtifact");
   }
-  // Checked on every compile, cache hits too: the allowance belongs to the definition.
+  // Checked on every compile, cache hits too: the allowance belongs to the definition. A Python
+  // solution's artifact is its package, not a library: it calls what the node's Python has
+  // (torch, triton, flashinfer), as in flashinfer-bench.
+  if (IsPythonLanguage(admitted_.solution.spec().language())) return result;
   if (absl::Status policy =
           CheckForbiddenSymbols(result.library_path, admitted_.definition.name(),
                                 AllowedVendorLibraries(admitted_.definition));
@@ -226,6 +230,7 @@ void Evaluation::RunOnDevice(int device_slot) {
     job.mode = admitted_.mode;
     job.backend = admitted_.backend;
     job.device_index = device_slot;
+    job.solution = &admitted_.solution;
     job.candidate = &*candidate_;
     job.reference = reference_.has_value() ? &*reference_ : nullptr;
     job.reference_source = admitted_.reference_source;
@@ -323,6 +328,9 @@ void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDeta
                     : devices.empty() ? ""
                                       : devices.front());
   env->mutable_libs()->insert(node_.libs.begin(), node_.libs.end());
+  if (IsPythonLanguage(admitted_.solution.spec().language()) && node_.python != nullptr) {
+    (*env->mutable_libs())["python"] = PythonSolutionRuntime(node_.python->Get());
+  }
   evaluation.set_timestamp(Iso8601(absl::Now()));
   *trace.mutable_evaluation() = std::move(evaluation);
   detail.set_workload_index(index);

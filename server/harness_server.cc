@@ -1,5 +1,7 @@
 #include "server/harness_server.h"
 
+#include "harness/compile/python_toolchain.h"
+
 #include <filesystem>
 
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "harness/compile/compiler.h"
 #include "harness/compile/nvcc_toolchain.h"
 #include "harness/compile/opencl_toolchain.h"
+#include "harness/compile/python_toolchain.h"
 #include "harness/compile/toolchain.h"
 #include "harness/definitions/builtins.h"
 #include "harness/sandbox/sandbox.h"
@@ -166,13 +169,14 @@ class HarnessServerImpl final : public HarnessServer {
   absl::Status OpenArchive();
   absl::Status OpenAccess();
   absl::Status StartMetrics();
+  void StartPythonProbe();
 
   HarnessOptions options_;
   std::vector<NodeBackend> backends_;
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<ReferenceTimingCache> reference_timings_;
-  PythonReference python_;
+  std::unique_ptr<PythonRuntime> python_;
   std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
   std::set<std::string> builtin_names_;
   NodeContext node_;
@@ -269,6 +273,20 @@ absl::Status HarnessServerImpl::OpenSandbox() {
   return absl::OkStatus();
 }
 
+// Importing torch takes seconds: the node's Python is probed on a thread of its own, and what
+// needs it (a Python solution or reference, GetNodeInfo) waits for the answer.
+void HarnessServerImpl::StartPythonProbe() {
+  python_ = std::make_unique<PythonRuntime>();
+  python_->Start(options_.python, node_.worker_path,
+                 [quiet = options_.quiet](const PythonReference& p) {
+                   LogLine(quiet, absl::StrCat("Python references: ",
+                                               p.available ? "" : "unavailable, ", p.note));
+                   LogLine(quiet, absl::StrCat("Python solutions: ",
+                                               p.torch ? PythonSolutionRuntime(p)
+                                                       : "unavailable, " + p.solutions_note));
+                 });
+}
+
 absl::Status HarnessServerImpl::Open() {
   if (absl::Status s = ValidateOptions(options_); !s.ok()) return s;
   if (absl::Status s = OpenAccess(); !s.ok()) return s;
@@ -287,6 +305,8 @@ absl::Status HarnessServerImpl::Open() {
   if (absl::Status s = PrepareDataDir(); !s.ok()) return s;
   if (absl::Status s = OpenArchive(); !s.ok()) return s;
   if (absl::Status s = OpenSandbox(); !s.ok()) return s;
+  node_.worker_path = *std::move(worker);
+  StartPythonProbe();
 
   std::vector<std::unique_ptr<Toolchain>> toolchains;
   toolchains.push_back(MakeHostCxxToolchain(*include_dir, options_.compile_timeout_s));
@@ -314,6 +334,23 @@ absl::Status HarnessServerImpl::Open() {
   } else {
     LogLine(options_.quiet, absl::StrCat("no OpenCL compiler: ", opencl.status().message()));
   }
+  // Versions known now; the Python toolchain's waits for the probe (GetNodeInfo asks it then).
+  std::vector<std::pair<std::string, std::string>> native_toolchains;
+  for (const auto& toolchain : toolchains) {
+    native_toolchains.emplace_back(toolchain->Name(), toolchain->Version());
+  }
+  toolchains.push_back(MakePythonToolchain(
+      [python = python_.get()]() -> absl::StatusOr<PythonInterpreter> {
+        const PythonReference& p = python->Get();
+        if (!p.torch) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("this node's Python cannot run solutions: ", p.solutions_note));
+        }
+        return PythonInterpreter{p.python, p.runner, PythonSolutionRuntime(p), p.sys_path,
+                                 p.readable_paths};
+      },
+      [archive](const std::string& name) { return archive->GetDefinition(name); },
+      options_.compile_timeout_s));
   for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
   // Only kiln's own headers (include/kiln) key the cache, not whatever shares the folder.
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),
@@ -325,25 +362,13 @@ absl::Status HarnessServerImpl::Open() {
   peak_bandwidth_ =
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();
-  node_.worker_path = *std::move(worker);
-  // Python references run on the cuda backend only: without one, importing torch (seconds) is
-  // not worth doing.
-  const bool has_cuda = std::any_of(backends_.begin(), backends_.end(),
-                                    [](const NodeBackend& b) { return b.name == "cuda"; });
-  if (has_cuda) {
-    python_ = ProbePythonReference(options_.python, node_.worker_path);
-  } else {
-    python_.note = "not probed: Python references run on the cuda backend, which this node lacks";
-  }
-  LogLine(options_.quiet, absl::StrCat("Python references: ", python_.available ? "" : "unavailable, ",
-                                       python_.note));
-  node_.python = &python_;
+  node_.python = python_.get();
   node_.worker_timeout_s = options_.worker_timeout_s;
   node_.host_flush_bytes = options_.host_flush_mb << 20;
   node_.compile_timeout_s = options_.compile_timeout_s;
   node_.quiet = options_.quiet;
   node_.libs["kiln"] = KILN_VERSION;
-  for (const auto& [name, version] : compiler_->Toolchains()) node_.libs[name] = version;
+  for (const auto& [name, version] : native_toolchains) node_.libs[name] = version;
 
   scheduler_ = std::make_unique<Scheduler>(options_.compile_threads, options_.max_queue, backends_,
                                            metrics_.get());
@@ -359,9 +384,8 @@ absl::Status HarnessServerImpl::Open() {
   context.admission.default_mode = options_.default_mode;
   context.check_references = options_.check_references;
   context.admission.backends = &backends_;
-  context.admission.python = &python_;
-  context.facts =
-      NodeFacts{KILN_VERSION, backends_, compiler_->Toolchains(), options_.default_mode};
+  context.admission.python = python_.get();
+  context.facts = NodeFacts{KILN_VERSION, backends_, native_toolchains, options_.default_mode};
   context.builtin_definitions = builtin_names_;
   service_ = std::make_unique<HarnessService>(std::move(context));
   return absl::OkStatus();

@@ -39,8 +39,8 @@ struct NodeContext {
   // Cache-flush bytes of host-backend timings in official and robust modes (0: twice the
   // last-level cache, the protocol's default). Recorded in every TimingResult.
   int64_t host_flush_bytes = 0;
-  // The Python reference runner (null or unavailable: native references only).
-  const PythonReference* python = nullptr;
+  // The node's Python, for references and Python/Triton solutions (null: neither).
+  const PythonRuntime* python = nullptr;
 };
 
 }  // namespace kiln

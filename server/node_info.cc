@@ -1,10 +1,14 @@
 #include "server/node_info.h"
 
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace kiln {
 
@@ -55,6 +59,44 @@ v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load) {
     (*info.mutable_unavailable_backends())["level_zero"] = std::string(ze.message());
   }
   return info;
+}
+
+void DescribeLanguages(const NodeFacts& facts, const PythonReference* python, v1::NodeInfo* info) {
+  if (python != nullptr) {
+    (*info->mutable_toolchains())["python"] =
+        python->torch ? PythonSolutionRuntime(*python)
+                      : absl::StrCat("unavailable: ", python->solutions_note);
+  }
+  for (const char* language : {"cpp", "cuda", "opencl", "python", "triton"}) {
+    const bool interpreted = std::string(language) == "python" || std::string(language) == "triton";
+    std::vector<std::string> runs_on;
+    std::string why_not;
+    for (const NodeBackend& backend : facts.backends) {
+      if (std::find(backend.languages.begin(), backend.languages.end(), language) ==
+          backend.languages.end()) {
+        continue;
+      }
+      std::string missing;
+      if (interpreted) {
+        missing = python == nullptr
+                      ? "this node runs no Python"
+                      : PythonLanguageUnavailable(*python, language, backend.name);
+      }
+      if (missing.empty()) {
+        runs_on.push_back(backend.name);
+      } else if (why_not.empty()) {
+        why_not = absl::StrCat(backend.name, ": ", missing);
+      }
+    }
+    std::string& line = (*info->mutable_languages())[language];
+    if (runs_on.empty()) {
+      line = absl::StrCat("unavailable: ", why_not.empty() ? "no backend of this node runs it"
+                                                          : why_not);
+    } else {
+      line = absl::StrCat("runs on ", absl::StrJoin(runs_on, ", "));
+      if (interpreted && python != nullptr) absl::StrAppend(&line, " (", PythonSolutionRuntime(*python), ")");
+    }
+  }
 }
 
 }  // namespace kiln

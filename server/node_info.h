@@ -9,6 +9,7 @@
 
 #include "kiln/v1/harness.pb.h"
 #include "server/backend.h"
+#include "server/python_reference.h"
 
 namespace kiln {
 
@@ -32,6 +33,10 @@ struct NodeLoad {
 };
 
 v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load);
+
+// Fills info.languages (and the python toolchain) from the backends and the node's probed Python
+// (null: none).
+void DescribeLanguages(const NodeFacts& facts, const PythonReference* python, v1::NodeInfo* info);
 
 }  // namespace kiln
 

@@ -28,6 +28,12 @@ try:
     out["cuda"] = bool(torch.cuda.is_available())
 except Exception as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
+try:
+    import triton
+    out["triton"] = triton.__version__
+    out["triton_dir"] = os.path.dirname(os.path.dirname(os.path.realpath(triton.__file__)))
+except Exception as e:
+    out["triton_error"] = "%s: %s" % (type(e).__name__, e)
 print("KILN-PROBE " + json.dumps(out))
 )PY";
 
@@ -52,7 +58,7 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
     return out;
   }
   const std::string bin = std::filesystem::path(worker_path).parent_path().string();
-  out.runner = Canonical(bin + "/../share/kiln/python/kiln_reference_runner.py");
+  out.runner = Canonical(bin + "/../share/kiln/python/kiln_python_runner.py");
   out.core = Canonical(bin + "/../lib/libkiln_worker_python.so");
   if (!IsFile(out.runner) || !IsFile(out.core)) {
     out.note = absl::StrCat("kiln's Python runner is not installed beside kiln-worker (",
@@ -91,16 +97,18 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
     return out;
   }
   const std::string version = probe.value("version", "");
+  out.python_version = version;
   if (probe.contains("error")) {
     out.note = absl::StrCat(out.python, " (", version, ") cannot import torch: ",
                             probe.value("error", ""));
+    out.solutions_note = out.note;
     return out;
   }
+  out.torch = true;
   out.torch_version = probe.value("torch", "");
-  if (!probe.value("cuda", false)) {
-    out.note = absl::StrCat(out.python, ": torch ", out.torch_version, " sees no CUDA device");
-    return out;
-  }
+  out.cuda = probe.value("cuda", false);
+  out.triton_version = probe.value("triton", "");
+  out.triton_note = probe.value("triton_error", "");
   std::set<std::string> readable;
   const nlohmann::json sys_path = probe.value("sys_path", nlohmann::json::array());
   for (const nlohmann::json& p : sys_path) {
@@ -113,16 +121,74 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
     if (p.is_string()) readable.insert(Canonical(p.get<std::string>()));
   }
   readable.insert(probe.value("torch_dir", std::string()));
+  readable.insert(probe.value("triton_dir", std::string()));
   readable.insert(std::filesystem::path(out.python).parent_path().string());
   readable.insert(probe.value("executable", std::string()));
   readable.insert(std::filesystem::path(out.runner).parent_path().string());
   readable.insert(std::filesystem::path(out.core).parent_path().string());
   readable.erase("");
   out.readable_paths.assign(readable.begin(), readable.end());
+  if (!out.cuda) {
+    out.note = absl::StrCat(out.python, ": torch ", out.torch_version, " sees no CUDA device");
+    return out;
+  }
   out.available = true;
   out.note = absl::StrCat("torch ", out.torch_version, " (CUDA ", probe.value("torch_cuda", ""),
                           "), ", version, " at ", out.python);
   return out;
+}
+
+std::string PythonSolutionRuntime(const PythonReference& python) {
+  if (!python.torch) return "";
+  return absl::StrCat(python.python_version, " at ", python.python, ", torch ",
+                      python.torch_version, python.cuda ? " (CUDA)" : " (CPU)", ", triton ",
+                      python.triton_version.empty() ? "unavailable" : python.triton_version);
+}
+
+std::string PythonLanguageUnavailable(const PythonReference& python, const std::string& language,
+                                      const std::string& backend) {
+  if (backend != "host" && backend != "cuda") {
+    return absl::StrCat("the Python runner drives the host and cuda backends, not '", backend,
+                        "'");
+  }
+  if (!python.torch) {
+    return absl::StrCat("this node's Python cannot run solutions: ",
+                        python.solutions_note.empty() ? python.note : python.solutions_note);
+  }
+  if (backend == "cuda" && !python.cuda) {
+    return absl::StrCat(python.python, ": torch ", python.torch_version, " sees no CUDA device");
+  }
+  if (language == "triton") {
+    if (backend == "host") return "Triton kernels need a GPU: the host backend cannot run them";
+    if (python.triton_version.empty()) {
+      return absl::StrCat(python.python, " cannot import triton: ", python.triton_note);
+    }
+  }
+  return "";
+}
+
+PythonRuntime::PythonRuntime(PythonReference probed) : result_(std::move(probed)), probed_(true) {}
+
+PythonRuntime::~PythonRuntime() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void PythonRuntime::Start(const std::string& python, const std::string& worker_path,
+                          std::function<void(const PythonReference&)> done) {
+  thread_ = std::thread([this, python, worker_path, done = std::move(done)] {
+    PythonReference result = ProbePythonReference(python, worker_path);
+    if (done) done(result);
+    std::lock_guard<std::mutex> lock(mu_);
+    result_ = std::move(result);
+    probed_ = true;
+    probed_cv_.notify_all();
+  });
+}
+
+const PythonReference& PythonRuntime::Get() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  probed_cv_.wait(lock, [this] { return probed_; });
+  return result_;
 }
 
 }  // namespace kiln

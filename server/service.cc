@@ -359,6 +359,10 @@ absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
   if (!archived.ok()) return archived.status();
   load.runs_archived = *archived;
   *response = DescribeNode(context_.facts, load);
+  // Waits for the node's Python probe (seconds after start at most).
+  DescribeLanguages(context_.facts,
+                    context_.node->python != nullptr ? &context_.node->python->Get() : nullptr,
+                    response);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include "harness/common/cuda_toolkit.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
+#include "harness/compile/python_toolchain.h"
 #include "harness/model/json_interop.h"
 #include "harness/timing/protocol.h"
 #include "harness/verify/input_generator.h"
@@ -104,15 +105,43 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
   return request;
 }
 
-// What a worker runs: kiln-worker over a compiled library, or the Python reference runner over
-// the definition's `reference` (as `baseline`: reference | torch_eager | torch_compile).
+// What a worker runs: kiln-worker over a compiled library (or over none, for the bandwidth
+// probe); the Python runner over the definition's `reference` (as `baseline`: reference |
+// torch_eager | torch_compile), or over a Python/Triton solution's checked package.
 struct RoleProgram {
-  const CompileOutput* library = nullptr;
-  std::string baseline;
+  const CompileOutput* library = nullptr;  // the .so, or the Python solution's package
+  std::string baseline;                    // the Python reference, as this baseline
+  const v1::Solution* python_solution = nullptr;  // set: `library` is its package
+  bool python() const { return python_solution != nullptr || !baseline.empty(); }
 };
 
-RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, ""}; }
-RoleProgram Python(const std::string& baseline) { return RoleProgram{nullptr, baseline}; }
+RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, "", nullptr}; }
+RoleProgram Python(const std::string& baseline) { return RoleProgram{nullptr, baseline, nullptr}; }
+// The candidate as compiled: a library, or a Python/Triton package.
+RoleProgram Candidate(const WorkloadJob& job) {
+  const bool python = job.solution != nullptr && IsPythonLanguage(job.solution->spec().language());
+  return RoleProgram{job.candidate, "", python ? job.solution : nullptr};
+}
+RoleProgram WorkerOnly() { return RoleProgram{nullptr, "", nullptr}; }
+
+// The Python runner's arguments for `program` (after the interpreter).
+std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
+                                          const RoleProgram& program) {
+  std::vector<std::string> args = {"-B", python.runner, "--core", python.core};
+  if (program.python_solution != nullptr) {
+    const v1::BuildSpec& spec = program.python_solution->spec();
+    const bool dps = !spec.has_destination_passing_style() || spec.destination_passing_style();
+    args.insert(args.end(), {"--solution", program.library->library_path, "--entry",
+                             spec.entry_point(), "--style", dps ? "dps" : "value"});
+  } else {
+    args.insert(args.end(), {"--baseline", program.baseline});
+  }
+  for (const std::string& p : python.sys_path) {
+    args.push_back("--sys-path");
+    args.push_back(p);
+  }
+  return args;
+}
 
 // What one worker sees: its folder (writable), the worker's own binary and libraries, the
 // compiled library (or the Python runner and the interpreter's path), the workload blobs, the
@@ -128,9 +157,10 @@ std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, cons
   if (program.library != nullptr) {
     const std::string& path = program.library->library_path;
     readable.push_back(path.substr(0, path.rfind('/')));
-  } else if (node.python != nullptr) {
-    readable.insert(readable.end(), node.python->readable_paths.begin(),
-                    node.python->readable_paths.end());
+  }
+  if (program.python() && node.python != nullptr) {
+    const PythonReference& python = node.python->Get();
+    readable.insert(readable.end(), python.readable_paths.begin(), python.readable_paths.end());
   }
   const bool gpu = job.backend->name != "host";
   if (gpu) {
@@ -158,22 +188,23 @@ RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerReque
   request.set_measure(measure);
   request.set_output_dir(absl::StrCat(run.dir, "/out"));
   WorkerLaunch launch;
-  if (program.library != nullptr) {
-    request.set_library_path(program.library->library_path);
-    request.set_symbol(program.library->symbol);
+  if (!program.python()) {
+    if (program.library != nullptr) {
+      request.set_library_path(program.library->library_path);
+      request.set_symbol(program.library->symbol);
+    }
     launch.worker_path = node.worker_path;
   } else {
-    if (node.python == nullptr || !node.python->available) {
-      run.started = absl::FailedPreconditionError("this node has no Python reference runner");
+    const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
+    const bool usable = python != nullptr && (program.python_solution != nullptr
+                                                  ? python->torch
+                                                  : python->available);
+    if (!usable) {
+      run.started = absl::FailedPreconditionError("this node has no Python runner");
       return run;
     }
-    launch.worker_path = node.python->python;
-    launch.worker_args = {"-B", node.python->runner, "--core", node.python->core, "--baseline",
-                          program.baseline};
-    for (const std::string& p : node.python->sys_path) {
-      launch.worker_args.push_back("--sys-path");
-      launch.worker_args.push_back(p);
-    }
+    launch.worker_path = python->python;
+    launch.worker_args = PythonRunnerArgs(*python, program);
   }
   launch.job_dir = run.dir;
   // Beside the role's folder, not in it: the worker's own files are untrusted.
@@ -275,7 +306,7 @@ double PeakBandwidth(const NodeContext& node, const WorkloadJob& job, v1::Worker
   return node.peak_bandwidth->Get(key, [&]() -> absl::StatusOr<double> {
     request.set_measure_peak_bandwidth(true);
     request.clear_trial_seeds();
-    RoleRun probe = RunRole(node, job, request, Compiled(job.candidate), "bandwidth",
+    RoleRun probe = RunRole(node, job, request, WorkerOnly(), "bandwidth",
                             /*measure=*/false, on_stage, cancel);
     if (!probe.started.ok()) return probe.started;
     if (probe.result.status() != v1::PASSED) {
@@ -318,7 +349,7 @@ std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
   std::string what;
   if (job.reference_source == kPythonReference) {
     what = absl::StrCat("python|", baseline, "|torch ",
-                        node.python != nullptr ? node.python->torch_version : "", "|",
+                        node.python != nullptr ? node.python->Get().torch_version : "", "|",
                         Sha256Hex(job.definition->reference()));
   } else {
     what = job.reference->cache_key;
@@ -441,7 +472,12 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   *out.detail.mutable_reference_timing() = ref_timing;
 
   const double peak_gbps = PeakBandwidth(node, job, base, on_stage, cancel);
-  RoleRun cand = RunRole(node, job, base, Compiled(job.candidate), "candidate", /*measure=*/true,
+  // The reference's source stays out of the candidate's process: a candidate has no use for
+  // it but to call it.
+  v1::WorkerRequest cand_request = base;
+  cand_request.mutable_definition()->clear_reference();
+  cand_request.mutable_definition()->clear_native_reference();
+  RoleRun cand = RunRole(node, job, cand_request, Candidate(job), "candidate", /*measure=*/true,
                          on_stage, cancel);
   out.worker_log = cand.log;
   if (!AcceptCandidate(cand, out)) return out;

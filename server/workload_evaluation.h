@@ -26,7 +26,8 @@ struct WorkloadJob {
   std::string mode;
   const NodeBackend* backend = nullptr;
   int device_index = 0;
-  const CompileOutput* candidate = nullptr;  // compiled, ok
+  const v1::Solution* solution = nullptr;   // the candidate's sources and spec
+  const CompileOutput* candidate = nullptr;  // compiled, ok (a Python solution: its package)
   const CompileOutput* reference = nullptr;  // compiled, ok; null for a Python reference
   std::string reference_source;              // python | native_reference (admission.h)
   const std::vector<std::string>* baselines = nullptr;  // torch_eager | torch_compile

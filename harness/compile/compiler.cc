@@ -24,7 +24,6 @@ namespace kiln {
 
 namespace {
 
-constexpr char kLibrary[] = "lib.so";
 constexpr char kLog[] = "compile.log";
 constexpr char kOkMarker[] = "ok";
 constexpr size_t kMaxListedSymbols = 20;
@@ -125,8 +124,9 @@ std::string CacheKey(const v1::Solution& solution, const Toolchain& toolchain,
   return hash.HexDigest();
 }
 
-// A published cache folder, or nullopt when there is none (or only a damaged one).
-std::optional<CompileOutput> LoadCached(const std::string& entry_dir) {
+// A published cache folder holding `artifact`, or nullopt when there is none (or only a damaged
+// one).
+std::optional<CompileOutput> LoadCached(const std::string& entry_dir, const std::string& artifact) {
   absl::StatusOr<std::string> log = ReadFile(entry_dir + "/" + kLog);
   if (!log.ok()) return std::nullopt;
   CompileOutput out;
@@ -134,7 +134,7 @@ std::optional<CompileOutput> LoadCached(const std::string& entry_dir) {
   out.kernel_resources = ParsePtxasResources(out.log);  // nvcc's -Xptxas -v lines, if any
   out.ok = Exists(entry_dir + "/" + kOkMarker);
   if (out.ok) {
-    out.library_path = entry_dir + "/" + kLibrary;
+    out.library_path = entry_dir + "/" + artifact;
     if (!Exists(out.library_path)) return std::nullopt;
   }
   return out;
@@ -209,13 +209,31 @@ absl::Status SyncFile(const std::string& path) {
   return absl::OkStatus();
 }
 
-// Lays out a finished build in `dir` as a cache folder: lib.so only when ok, compile.log,
-// and the ok marker last, everything on disk before the folder is published.
-absl::Status Stage(const std::string& dir, const CompileOutput& out) {
-  const std::string library = dir + "/" + kLibrary;
+// Every regular file under `dir` on disk.
+absl::Status SyncTree(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    if (absl::Status s = SyncFile(it->path().string()); !s.ok()) return s;
+  }
+  if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// Lays out a finished build in `dir` as a cache folder: the artifact only when ok,
+// compile.log, and the ok marker last, everything on disk before the folder is published.
+absl::Status Stage(const std::string& dir, const std::string& artifact, const CompileOutput& out) {
+  const std::string library = dir + "/" + artifact;
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(library, ec);
   if (!out.ok) {
-    ::unlink(library.c_str());
-  } else if (absl::Status s = SyncFile(library); !s.ok()) {
+    if (folder) {
+      (void)RemoveTree(library);
+    } else {
+      ::unlink(library.c_str());
+    }
+  } else if (absl::Status s = folder ? SyncTree(library) : SyncFile(library); !s.ok()) {
     return s;
   }
   if (absl::Status s = WriteFile(dir + "/" + kLog, out.log, /*durable=*/true); !s.ok()) return s;
@@ -239,23 +257,26 @@ absl::StatusOr<CompileOutput> Compiler::Build(const v1::Solution& solution, Tool
   const std::string staged = *work + "/out";
   if (absl::Status s = MakeDirs(staged); !s.ok()) return s;
 
+  const std::string artifact = toolchain.ArtifactName();
   absl::StatusOr<CompileOutput> out =
-      toolchain.Compile(solution, *work, staged + "/" + kLibrary, cancel);
+      toolchain.Compile(solution, *work, staged + "/" + artifact, cancel);
   if (!out.ok()) return out.status();
-  if (out->ok) CheckEntryExported(staged + "/" + kLibrary, function, &*out);
+  if (out->ok && toolchain.ExportsEntrySymbol()) {
+    CheckEntryExported(staged + "/" + artifact, function, &*out);
+  }
   if (!out->deterministic) {  // not cached: the next attempt may well succeed
     out->ok = false;
     out->library_path.clear();
     return out;
   }
-  if (absl::Status s = Stage(staged, *out); !s.ok()) return s;
+  if (absl::Status s = Stage(staged, artifact, *out); !s.ok()) return s;
 
   std::lock_guard<std::mutex> lock(mu_);
   if (::rename(staged.c_str(), entry_dir.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
     return absl::InternalError(
         absl::StrCat("cannot publish ", entry_dir, ": ", std::strerror(errno)));
   }
-  std::optional<CompileOutput> published = LoadCached(entry_dir);
+  std::optional<CompileOutput> published = LoadCached(entry_dir, artifact);
   if (!published.has_value()) {
     return absl::InternalError(absl::StrCat("compile cache entry ", entry_dir, " is incomplete"));
   }
@@ -288,14 +309,15 @@ absl::StatusOr<CompileOutput> Compiler::Compile(const v1::Solution& solution,
 
   const std::string key = CacheKey(solution, **toolchain, target, headers_digest_);
   const std::string entry_dir = absl::StrCat(cache_dir_, "/", key);
-  std::optional<CompileOutput> cached = LoadCached(entry_dir);
+  const std::string artifact = (*toolchain)->ArtifactName();
+  std::optional<CompileOutput> cached = LoadCached(entry_dir, artifact);
   if (cached.has_value()) {
     cached->cache_hit = true;
   } else {
     if (Exists(entry_dir)) {
       // A damaged entry (a file removed by hand): drop it and build afresh.
       std::lock_guard<std::mutex> lock(mu_);
-      if (!LoadCached(entry_dir).has_value()) (void)RemoveTree(entry_dir);
+      if (!LoadCached(entry_dir, artifact).has_value()) (void)RemoveTree(entry_dir);
     }
     absl::StatusOr<CompileOutput> built =
         Build(solution, **toolchain, entry->function, entry_dir, cancel);

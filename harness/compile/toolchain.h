@@ -46,6 +46,11 @@ class Toolchain {
     (void)solution;
     return "";
   }
+  // The artifact's name in a cache folder: a shared object ("lib.so", the default), or a folder
+  // (the Python toolchain's package).
+  virtual const char* ArtifactName() const { return "lib.so"; }
+  // Whether the artifact is a shared object whose dynamic symbols must export the entry point.
+  virtual bool ExportsEntrySymbol() const { return true; }
   // Compiles `sources` written under `work_dir` into `output_path`. A diagnostics failure is
   // ok=false with the log (not an error status); a Status error means the toolchain itself
   // could not run.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -131,6 +132,15 @@ absl::Status ValidateSolution(const v1::Definition& def, const v1::Solution& s,
   if (std::find(kLanguages.begin(), kLanguages.end(), language) == kLanguages.end()) {
     return Invalid("solution.spec.language", absl::StrCat("'", language, "' is not one of ",
                                                           absl::StrJoin(kLanguages, ", ")));
+  }
+  if (language == "python" || language == "triton") {
+    absl::StatusOr<std::pair<std::string, std::string>> ep =
+        SplitEntryPoint(s.spec().entry_point());
+    if (ep.ok() && !absl::EndsWith(ep->first, ".py")) {
+      return Invalid("solution.spec.entry_point",
+                     absl::StrCat("'", ep->first, "' is not a .py file (a ", language,
+                                  " solution's entry point is 'file.py::function')"));
+    }
   }
   return validate_internal::ValidateSourcesAndEntryPoint(s, "solution", &limits);
 }

@@ -92,6 +92,11 @@ class Evaluation {
   // The solution call alone (the timed part); its return code is kept for CheckCall. A checked
   // call of a value-returning external solution then collects its outputs (untimed).
   absl::Status Call(bool timed = false);
+  // Copies a value-returning external solution's outputs of the last call into the output
+  // buffers (see ExternalEntry); `what` names the call in a failure.
+  absl::Status Collect(const std::string& what);
+  // The status an external entry's or collector's return `code` stands for.
+  absl::Status ExternalFailure(int code, const std::string& what);
   // integrity.work_after_return: outputs still changing once ctx->stream is idle (checked calls).
   absl::Status CheckUnjoinedWork(const std::string& what);
   // integrity.work_after_return for timed calls: the timer's view of GPU work that outlived
@@ -118,6 +123,7 @@ class Evaluation {
   std::unique_ptr<TensorSet> tensors_;
   kiln_entry entry_ = nullptr;
   kiln_entry collect_ = nullptr;
+  bool collect_timed_ = false;
   kiln_context context_{};
   std::vector<uint64_t> input_checksums_;
   std::vector<uint64_t> checked_sums_;         // output checksums of the trial's checked call
@@ -158,6 +164,7 @@ absl::Status Evaluation::Setup() {
     if (external_->entry == nullptr) return absl::InvalidArgumentError("external entry is null");
     entry_ = external_->entry;
     collect_ = external_->collect;
+    collect_timed_ = collect_ != nullptr && external_->collect_timed_calls;
   } else {
     absl::StatusOr<SolutionLibrary> lib =
         LoadSolution(request_.library_path(), request_.symbol());
@@ -350,19 +357,43 @@ absl::Status Evaluation::CheckUnjoinedTimedWork(const std::string& what) {
 absl::Status Evaluation::Call(bool timed) {
   call_start_ = Clock::now();
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
-  if (last_return_ == 0 && !timed && collect_ != nullptr) {
-    const int collected = collect_(tensors_->args(), tensors_->nargs(), &context_);
-    if (collected != 0) {
-      return absl::InternalError(
-          absl::StrCat("collecting the outputs of the call failed (", collected,
-                       "): the worker log has the reason"));
-    }
-  }
+  if (last_return_ == 0 && !timed && collect_ != nullptr) return Collect("the call");
   return absl::OkStatus();
+}
+
+absl::Status Evaluation::Collect(const std::string& what) {
+  const int collected = collect_(tensors_->args(), tensors_->nargs(), &context_);
+  if (collected == 0) return absl::OkStatus();
+  return ExternalFailure(collected, absl::StrCat("collecting the outputs of ", what));
+}
+
+absl::Status Evaluation::ExternalFailure(int code, const std::string& what) {
+  std::string why = external_->explain ? external_->explain() : std::string();
+  switch (code) {
+    case kExternalRejected:
+      // The runner's reason starts with the check's name, as every REJECTED reason does.
+      return Rejected(why.empty() ? absl::StrCat(what, " was refused") : why);
+    case kExternalIncorrectShape:
+    case kExternalIncorrectDtype: {
+      absl::Status status = absl::InvalidArgumentError(why.empty() ? what : why);
+      status.SetPayload(kEvaluationStatusPayload,
+                        absl::Cord(v1::EvaluationStatus_Name(
+                            code == kExternalIncorrectShape ? v1::INCORRECT_SHAPE
+                                                            : v1::INCORRECT_DTYPE)));
+      return status;
+    }
+    default:
+      return absl::InternalError(absl::StrCat(what, " failed (", code, ")",
+                                              why.empty() ? ": the worker log has the reason"
+                                                          : absl::StrCat(": ", why)));
+  }
 }
 
 absl::Status Evaluation::CheckCall(const std::string& what) {
   if (last_return_ != 0) {
+    if (external_ != nullptr) {
+      return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
+    }
     return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
   }
   absl::Status s = device_->Synchronize();
@@ -407,6 +438,8 @@ absl::Status Evaluation::Measure() {
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
     absl::Status s = CheckCall(what);
     if (s.ok()) s = CheckUnjoinedTimedWork(what);
+    // A value-returning candidate's outputs of this call, collected now that the timer stopped.
+    if (s.ok() && collect_timed_) s = Collect(what);
     if (s.ok()) s = CheckTimedOutputs();
     return s;
   };

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "kiln/abi.h"
@@ -17,17 +18,31 @@ namespace kiln {
 // Called at each stage change: "inputs", "verify", "warmup", "timing", with the trial (from 0).
 using StageReporter = std::function<void(std::string_view stage, int trial)>;
 
-// A solution supplied by the process itself instead of a library to dlopen: the Python reference
-// runner hands kiln the definition's `reference` run() this way (harness/worker/python/).
-// `entry` has the ABI's signature. A value-returning solution (flashinfer-bench's reference style)
-// keeps its outputs and leaves the output arguments alone; `collect`, when set, then copies the
-// last call's outputs into the output arguments. kiln calls it after every checked call, outside
-// any timed window, so a timed call is the solution's own work only, as flashinfer-bench times a
-// reference.
+// A solution supplied by the process itself instead of a library to dlopen: kiln's Python runner
+// (harness/worker/python/) hands kiln a definition's `reference` run(), or a Python/Triton
+// solution's entry point, this way. `entry` has the ABI's signature.
+//
+// A value-returning solution (flashinfer-bench's `destination_passing_style: false`, and every
+// reference) keeps its outputs and leaves the output arguments alone; `collect` then copies the
+// last call's outputs into the output arguments, outside any timed window, so that a timed call
+// is the solution's own work only, as flashinfer-bench times it. A reference is collected after
+// its checked calls only; a candidate (`collect_timed_calls`) after every call, timed ones too
+// once the timer has stopped, so that the outputs of every timed call are checked.
+//
+// Return codes of `entry` and `collect` (an external entry only; a library's non-zero return is
+// a RUNTIME_ERROR): kExternalFailed and any other non-zero code is a RUNTIME_ERROR, the others
+// the status they name. `explain` says why (the runner's exception or the check that refused,
+// "integrity.output_aliases_input: ..."); it is read, and cleared, once per failure.
 struct ExternalEntry {
   kiln_entry entry = nullptr;
   kiln_entry collect = nullptr;
+  bool collect_timed_calls = false;
+  std::function<std::string()> explain;
 };
+inline constexpr int kExternalFailed = 1;
+inline constexpr int kExternalRejected = 2;         // REJECTED: `explain` names the check
+inline constexpr int kExternalIncorrectShape = 3;   // INCORRECT_SHAPE
+inline constexpr int kExternalIncorrectDtype = 4;   // INCORRECT_DTYPE
 
 // Runs the request. Never fails as a function: every failure becomes the result's status
 // (RUNTIME_ERROR, or REJECTED for an integrity check) and error, with the trials completed so

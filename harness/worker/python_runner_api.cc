@@ -1,7 +1,7 @@
-// libkiln_worker_python.so: kiln's worker core for the Python reference runner
-// (harness/worker/python/kiln_reference_runner.py). The runner is a python3 process that loads
-// this library with ctypes, imports torch, and passes the definition's `reference` run() as an
-// in-process solution. Inputs, flush, timing (CUPTI span), statistics and the result protocol
+// libkiln_worker_python.so: kiln's worker core for the Python runner
+// (harness/worker/python/kiln_python_runner.py). The runner is a python3 process that loads this
+// library with ctypes, imports torch, and passes the definition's `reference` run(), or a Python
+// or Triton solution's entry point, as an in-process solution. Inputs, flush, timing (CUPTI span), statistics and the result protocol
 // are the very code kiln-worker runs for candidates: there is no second timing implementation
 // in Python.
 //
@@ -9,9 +9,16 @@
 //   kiln_runner_read_request()    reads the WorkerRequest from fd 3; 0 on success
 //   kiln_runner_definition_json() the request's definition (flashinfer-bench JSON)
 //   kiln_runner_device_index()    the CUDA device the runner must use
+//   kiln_runner_backend()         the request's backend ("cuda", "host")
+//   kiln_runner_role()            the request's role ("reference", "baseline", "candidate")
 //   kiln_runner_serve(entry, collect)  evaluates with the given entry (see ExternalEntry) and
-//                                 sends the events on fd 4; returns the process exit code
-//   kiln_runner_note_failure(msg) why the last call failed (appended to a failed result's error)
+//                                 sends the events on fd 4; returns the process exit code.
+//                                 `collect` (may be null) runs after checked calls only.
+//   kiln_runner_serve_solution(entry, collect)  the same for a candidate: `collect` (null for a
+//                                 destination-passing solution) runs after every call
+//   kiln_runner_note_failure(msg) why the last call failed: the failed result's reason (with
+//                                 the check's name first when the call returned
+//                                 kExternalRejected)
 //   kiln_runner_fail(message)     sends a RUNTIME_ERROR result naming why the runner cannot run
 //                                 (torch missing, the reference does not define run(), ...)
 #include <cstdio>
@@ -40,6 +47,26 @@ std::string& FailureNote() {
   return *note;
 }
 
+// The note, once: a failure is explained where it is turned into a status.
+std::string TakeFailureNote() {
+  std::string note = std::move(FailureNote());
+  FailureNote().clear();
+  return note;
+}
+
+int Serve(kiln_entry entry, kiln_entry collect, bool collect_timed_calls) {
+  if (!request_read) return 2;
+  kiln::ExternalEntry external;
+  external.entry = entry;
+  external.collect = collect;
+  external.collect_timed_calls = collect_timed_calls;
+  external.explain = TakeFailureNote;
+  const int code =
+      kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external, TakeFailureNote);
+  std::fflush(nullptr);
+  return code;
+}
+
 }  // namespace
 
 extern "C" {
@@ -61,15 +88,21 @@ __attribute__((visibility("default"))) int kiln_runner_device_index() {
   return Request().device_index();
 }
 
+__attribute__((visibility("default"))) const char* kiln_runner_backend() {
+  return Request().backend().c_str();
+}
+
+__attribute__((visibility("default"))) const char* kiln_runner_role() {
+  return Request().role().c_str();
+}
+
 __attribute__((visibility("default"))) int kiln_runner_serve(kiln_entry entry, kiln_entry collect) {
-  if (!request_read) return 2;
-  kiln::ExternalEntry external;
-  external.entry = entry;
-  external.collect = collect;
-  const int code = kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external,
-                                            [] { return FailureNote(); });
-  std::fflush(nullptr);
-  return code;
+  return Serve(entry, collect, /*collect_timed_calls=*/false);
+}
+
+__attribute__((visibility("default"))) int kiln_runner_serve_solution(kiln_entry entry,
+                                                                       kiln_entry collect) {
+  return Serve(entry, collect, /*collect_timed_calls=*/true);
 }
 
 // Why the last call of the solution failed (the runner's exception, one line); appended to the

@@ -11,8 +11,32 @@
 namespace kiln::adversarial {
 
 v1::Harness::Stub& Node() {
-  static auto* node = new testing::TestNode();  // lives until the process exits
+  // Lives until the process exits. Its Python (for the Python adversaries) is the build's
+  // python3 with torch, when there is one.
+  static auto* node = [] {
+    HarnessOptions options;
+    options.python = std::string(KILN_TEST_PYTHON).empty() ? "none" : KILN_TEST_PYTHON;
+    return new testing::TestNode(options);
+  }();
   return node->stub();
+}
+
+bool HasTorch() { return !std::string(KILN_TEST_PYTHON).empty(); }
+
+v1::Solution PythonSolution(const std::string& name, const std::string& source, bool dps,
+                            const std::string& definition) {
+  v1::Solution s;
+  s.set_name(name);
+  s.set_definition(definition);
+  s.set_author("adversary");
+  s.mutable_spec()->set_language("python");
+  s.mutable_spec()->add_target_hardware("cpu");
+  s.mutable_spec()->set_entry_point("kernel.py::run");
+  s.mutable_spec()->set_destination_passing_style(dps);
+  v1::SourceFile* f = s.add_sources();
+  f->set_path("kernel.py");
+  f->set_content(source);
+  return s;
 }
 
 v1::Solution CppSolution(const std::string& name, const std::string& source,

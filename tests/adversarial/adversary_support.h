@@ -19,6 +19,12 @@ v1::Harness::Stub& Node();
 v1::Solution CppSolution(const std::string& name, const std::string& source,
                          const std::string& definition = "vector_add_f32");
 
+// A python solution (entry kernel.py::run) of `definition`; `dps` false: value-returning.
+v1::Solution PythonSolution(const std::string& name, const std::string& source, bool dps = true,
+                            const std::string& definition = "vector_add_f32");
+// Whether the node's Python imports torch (the Python adversaries need it).
+bool HasTorch();
+
 // Evaluates `solution` on one random workload of n elements in `mode`; fails the test when the
 // stream breaks. The run's final state.
 v1::Run Evaluate(const v1::Solution& solution, int64_t n, const std::string& mode = "kernelbench");

@@ -36,6 +36,7 @@ class TestNode {
     if (options.data_dir.empty()) {
       HarnessOptions defaults = TestOptions(dir_ + "/data");
       defaults.max_queue = options.max_queue;
+      defaults.python = options.python;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);

@@ -18,7 +18,7 @@ namespace {
 
 const std::string kCore = KILN_BINARY_DIR "/lib/libkiln_worker_python.so";
 const std::string kStub = KILN_BINARY_DIR "/tests/python_runner_stub";
-const std::string kRunner = KILN_BINARY_DIR "/share/kiln/python/kiln_reference_runner.py";
+const std::string kRunner = KILN_BINARY_DIR "/share/kiln/python/kiln_python_runner.py";
 
 v1::WorkerResult RunStub(const WorkerJob& job, const v1::WorkerRequest& request,
                          std::vector<std::string> extra = {}) {
@@ -96,6 +96,59 @@ TEST_CASE("timed calls of an in-process reference are not collected") {
   // checked call + 2 warmup + 5 timed + the recheck; only the checked call and recheck collect.
   CHECK(entries == 9);
   CHECK(collects == 2);
+}
+
+TEST_CASE("a value-returning candidate's outputs are collected after every call, timed ones too") {
+  WorkerJob job;
+  const v1::Definition def = VectorAddDefinition();
+  const v1::Workload w = RandomWorkload(def, 4096);
+  v1::WorkerRequest request = job.Request(def, w, "", {7}, "candidate");
+  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
+  REQUIRE(config.ok());
+  config->set_trials(1);
+  config->set_warmup(2);
+  config->set_iterations(5);
+  *request.mutable_timing() = *config;
+  request.set_measure(true);
+  v1::WorkerResult result = RunStub(job, request, {"--solution"});
+  INFO(result.error() << "\n" << job.ReadLog());
+  REQUIRE(result.status() == v1::PASSED);
+  RequireSums(job, def, w, result.trials(0), 7);
+  auto [entries, collects] = Counts(job);
+  // checked call + determinism call + 2 warmup + 5 timed + the recheck, each collected.
+  CHECK(entries == 10);
+  CHECK(collects == 10);
+}
+
+TEST_CASE("a collector's refusal becomes the verdict its code names, with the runner's reason") {
+  WorkerJob job;
+  const v1::Definition def = VectorAddDefinition();
+  const v1::Workload w = RandomWorkload(def, 256);
+  v1::WorkerRequest request = job.Request(def, w, "", {7}, "candidate");
+  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
+  REQUIRE(config.ok());
+  config->set_trials(1);
+  config->set_warmup(1);
+  config->set_iterations(3);
+  *request.mutable_timing() = *config;
+  request.set_measure(true);
+  // The 4th collect is the first timed call's (checked, determinism, warmup before it).
+  v1::WorkerResult rejected = RunStub(job, request, {"--solution", "--refuse-collect", "4", "2"});
+  CHECK(rejected.status() == v1::REJECTED);
+  CHECK(rejected.error().rfind("integrity.runner_tampered: the stub refuses this collect", 0) == 0);
+
+  WorkerJob shape_job;
+  v1::WorkerResult shape = RunStub(
+      shape_job, shape_job.Request(def, w, "", {7}, "candidate"),
+      {"--solution", "--refuse-collect", "1", "3"});
+  CHECK(shape.status() == v1::INCORRECT_SHAPE);
+
+  WorkerJob failed_job;
+  v1::WorkerResult failed = RunStub(
+      failed_job, failed_job.Request(def, w, "", {7}, "candidate"),
+      {"--solution", "--refuse-collect", "1", "1"});
+  CHECK(failed.status() == v1::RUNTIME_ERROR);
+  CHECK(failed.error().find("the stub refuses this collect") != std::string::npos);
 }
 
 TEST_CASE("an in-process reference without a collector leaves its outputs unwritten") {

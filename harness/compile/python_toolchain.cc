@@ -1,0 +1,153 @@
+#include "harness/compile/python_toolchain.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "harness/common/files.h"
+#include "harness/compile/compiler_invocation.h"
+#include "harness/compile/source_tree.h"
+#include "harness/sandbox/process.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr char kPackage[] = "kiln_solution";  // as PACKAGE in kiln_python_runner.py
+constexpr int64_t kMaxLogBytes = 1 << 20;
+// Importing torch and triton maps a few GiB of address space.
+constexpr int64_t kMaxCheckMemoryBytes = int64_t{8} << 30;
+
+bool DestinationPassing(const v1::Solution& solution) {
+  const v1::BuildSpec& spec = solution.spec();
+  return !spec.has_destination_passing_style() || spec.destination_passing_style();
+}
+
+class PythonToolchain final : public Toolchain {
+ public:
+  PythonToolchain(PythonInterpreterFn interpreter, DefinitionLookup definitions, double timeout_s)
+      : interpreter_(std::move(interpreter)),
+        definitions_(std::move(definitions)),
+        timeout_s_(timeout_s) {}
+
+  std::string Name() const override { return "python"; }
+
+  std::string Version() const override {
+    absl::StatusOr<PythonInterpreter> python = interpreter_();
+    if (!python.ok()) return absl::StrCat("unavailable: ", python.status().message());
+    return python->version;
+  }
+
+  bool Handles(const std::string& language) const override { return IsPythonLanguage(language); }
+
+  std::vector<std::string> Flags() const override { return {"--check"}; }
+
+  // The calling convention and the number of arguments it takes are checked against the
+  // definition: a definition re-registered with other inputs must not reuse the check.
+  std::string CacheSalt(const v1::Solution& solution) const override {
+    absl::StatusOr<int> arity = Arity(solution);
+    return absl::StrCat(DestinationPassing(solution) ? "dps" : "value", "|",
+                        arity.ok() ? absl::StrCat(*arity) : "?");
+  }
+
+  const char* ArtifactName() const override { return kPythonPackageArtifact; }
+  bool ExportsEntrySymbol() const override { return false; }
+
+  absl::StatusOr<CompileOutput> Compile(const v1::Solution& solution, const std::string& work_dir,
+                                        const std::string& output_path,
+                                        const std::atomic<bool>* cancel) override;
+
+ private:
+  // Inputs (and outputs, for destination-passing style) of the solution's definition.
+  absl::StatusOr<int> Arity(const v1::Solution& solution) const {
+    if (!definitions_ || solution.definition().empty()) {
+      return absl::NotFoundError("no definition to check against");
+    }
+    absl::StatusOr<v1::Definition> def = definitions_(solution.definition());
+    if (!def.ok()) return def.status();
+    return def->inputs_size() + (DestinationPassing(solution) ? def->outputs_size() : 0);
+  }
+
+  PythonInterpreterFn interpreter_;
+  DefinitionLookup definitions_;
+  double timeout_s_;
+};
+
+absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solution,
+                                                       const std::string& work_dir,
+                                                       const std::string& output_path,
+                                                       const std::atomic<bool>* cancel) {
+  absl::StatusOr<PythonInterpreter> python = interpreter_();
+  if (!python.ok()) return python.status();
+  const std::string package = absl::StrCat(output_path, "/", kPackage);
+  if (absl::Status s = WriteSources(solution, package); !s.ok()) return s;
+  // A package of its own, so that `from . import helpers` works as in flashinfer-bench.
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(package, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    const std::string init = it->path().string() + "/__init__.py";
+    if (!std::filesystem::exists(init, ec)) {
+      if (absl::Status s = WriteFile(init, ""); !s.ok()) return s;
+    }
+  }
+  if (!std::filesystem::exists(package + "/__init__.py", ec)) {
+    if (absl::Status s = WriteFile(package + "/__init__.py", ""); !s.ok()) return s;
+  }
+
+  ProcessOptions opts;
+  opts.argv = {python->python, "-B", python->runner, "--check", "--solution",
+               std::filesystem::absolute(output_path).string(), "--entry",
+               solution.spec().entry_point()};
+  const bool dps = DestinationPassing(solution);
+  if (absl::StatusOr<int> arity = Arity(solution); arity.ok()) {
+    opts.argv.push_back("--arity");
+    opts.argv.push_back(absl::StrCat(*arity));
+    opts.argv.push_back("--arity-note");
+    opts.argv.push_back(dps ? "inputs then outputs: destination_passing_style is true"
+                            : "the inputs: destination_passing_style is false");
+  }
+  for (const std::string& path : python->sys_path) {
+    opts.argv.push_back("--sys-path");
+    opts.argv.push_back(path);
+  }
+  opts.env = CompilerEnvironment({"PYTHON"});
+  opts.cwd = work_dir;
+  opts.timeout_s = timeout_s_;
+  opts.max_cpu_seconds = static_cast<int64_t>(timeout_s_) + 1;
+  opts.max_captured_bytes = kMaxLogBytes;
+  if (sandbox() != nullptr) {
+    std::vector<std::string> readable = python->readable_paths;
+    readable.push_back(std::filesystem::path(python->runner).parent_path().string());
+    opts.sandbox = sandbox()->Policy(work_dir, std::move(readable), {}, /*gpu=*/false,
+                                     kMaxCheckMemoryBytes);
+  }
+  absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
+  if (!run.ok()) return run.status();
+  if (run->cancelled) return absl::CancelledError("compilation cancelled");
+  CompileOutput out;
+  out.log = std::move(run->output);
+  out.seconds = run->wall_s;
+  if (run->timed_out || run->term_signal != 0) {
+    out.deterministic = false;
+    absl::StrAppend(&out.log, "[kiln] the Python check ", run->Describe(), "\n");
+    return out;
+  }
+  out.ok = run->exit_code == 0;
+  if (out.ok) out.library_path = output_path;
+  return out;
+}
+
+}  // namespace
+
+bool IsPythonLanguage(const std::string& language) {
+  return language == "python" || language == "triton";
+}
+
+std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
+                                               DefinitionLookup definitions, double timeout_s) {
+  return std::make_unique<PythonToolchain>(std::move(interpreter), std::move(definitions),
+                                           timeout_s);
+}
+
+}  // namespace kiln

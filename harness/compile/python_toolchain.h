@@ -1,0 +1,53 @@
+// The Python toolchain: solutions with language "python" or "triton" (flashinfer-bench's), run by
+// the node's python3 in kiln's Python runner (harness/worker/python/kiln_python_runner.py).
+//
+// "Compiling" lays the sources out as a package (<artifact>/kiln_solution/<path>, with an
+// __init__.py where the solution has none, so relative imports work) and runs the runner's
+// --check in the compile sandbox with the node's interpreter: every .py is byte-compiled (a
+// syntax error is a COMPILE_ERROR naming file:line), the entry module is imported (a module the
+// node lacks is named), and the entry function must exist and take the arguments kiln passes
+// (inputs then outputs for destination-passing style, inputs alone otherwise). The artifact is
+// the package folder, cached like a library.
+//
+//   auto python = MakePythonToolchain(interpreter_fn, definitions);
+//   Compiler compiler(cache_dir, {std::move(python), ...});
+#ifndef KILN_HARNESS_COMPILE_PYTHON_TOOLCHAIN_H_
+#define KILN_HARNESS_COMPILE_PYTHON_TOOLCHAIN_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "harness/compile/opencl_toolchain.h"  // DefinitionLookup
+#include "harness/compile/toolchain.h"
+
+namespace kiln {
+
+inline constexpr double kDefaultPythonCheckTimeoutS = 120;
+inline constexpr char kPythonPackageArtifact[] = "pkg";
+
+// The interpreter that checks and runs Python solutions.
+struct PythonInterpreter {
+  std::string python;   // absolute, not resolved (a virtual environment's python3 is a link)
+  std::string runner;   // kiln_python_runner.py
+  std::string version;  // "python3.11, torch 2.11.0+cu130, triton 3.6.0": part of the cache key
+  std::vector<std::string> sys_path;        // passed to the runner (--sys-path)
+  std::vector<std::string> readable_paths;  // what its sandbox must be able to read
+};
+
+// Returns the node's interpreter, waiting for its probe when needed; FAILED_PRECONDITION saying
+// why the node cannot run Python solutions.
+using PythonInterpreterFn = std::function<absl::StatusOr<PythonInterpreter>()>;
+
+std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
+                                               DefinitionLookup definitions,
+                                               double timeout_s = kDefaultPythonCheckTimeoutS);
+
+// Whether `language` is one the Python runner runs ("python", "triton").
+bool IsPythonLanguage(const std::string& language);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_COMPILE_PYTHON_TOOLCHAIN_H_

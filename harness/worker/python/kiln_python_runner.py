@@ -1,0 +1,580 @@
+#!/usr/bin/env python3
+"""kiln's Python runner: a kiln worker whose solution is Python code run in-process.
+
+kiln-harness starts it instead of kiln-worker for two kinds of solution:
+
+  a definition's `reference` (flashinfer-bench's `run(...)`, value-returning):
+    python3 -B kiln_python_runner.py --core LIB --baseline reference|torch_eager|torch_compile
+
+  a Python or Triton candidate (spec.language "python" | "triton"), from the package the compile
+  stage checked (PKG_ROOT/kiln_solution/<the solution's sources>):
+    python3 -B kiln_python_runner.py --core LIB --solution PKG_ROOT --entry FILE.py::FUNCTION
+                                     --style dps|value
+
+with [--sys-path DIR]... in both, a framed WorkerRequest on fd 3 and WorkerEvents expected on
+fd 4, exactly like kiln-worker. LIB (libkiln_worker_python.so) is kiln's worker core: it reads the
+request, allocates and fills the inputs on the device, flushes the cache, times every call with
+the CUPTI span (the host clock on the host backend), runs every integrity check, computes the
+statistic and sends the result. This script only turns kiln's buffers into torch tensors (no
+copy: the tensors alias kiln's memory), calls the function on kiln's stream, and hands outputs
+back. Timing is never done here.
+
+The compile stage runs the same script without the core:
+    python3 -B kiln_python_runner.py --check --solution PKG_ROOT --entry FILE.py::FUNCTION
+                                     [--arity N]
+which byte-compiles every source (a syntax error names file and line), imports the entry module
+(a missing module is named) and checks the entry function.
+
+Calling conventions (flashinfer-bench's):
+  dps    fn(*inputs, *outputs): outputs are kiln's buffers, written in place; the return value
+         is ignored.
+  value  fn(*inputs) returns the outputs: a tensor, or a tuple/list in definition order. kiln
+         collects them after every call, outside the timed window: it checks count, shape and
+         dtype, refuses a returned tensor that shares memory with kiln's buffers, copies it into
+         kiln's (poisoned) output buffer, and then overwrites the returned memory with its
+         bitwise complement, so a later call that returns it again without computing it is seen.
+Scalars arrive as Python numbers, tensors on the node's device (cpu on the host backend).
+"""
+import argparse
+import contextlib
+import ctypes
+import os
+import sys
+import traceback
+
+DTYPES = [  # kiln_dtype of harness/include/kiln/abi.h, in enum order
+    "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1",
+    "int64", "int32", "int16", "int8", "bool", "float64",
+]
+PACKAGE = "kiln_solution"  # the package a solution's sources are imported as
+
+# Return codes of entry/collect understood by the core (harness/worker/evaluation.h).
+FAILED, REJECTED, INCORRECT_SHAPE, INCORRECT_DTYPE = 1, 2, 3, 4
+
+
+class KilnTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64))]
+
+
+class KilnContext(ctypes.Structure):
+    _fields_ = [("abi_version", ctypes.c_int32), ("backend", ctypes.c_int),
+                ("stream", ctypes.c_void_p), ("device", ctypes.c_void_p),
+                ("context", ctypes.c_void_p)]
+
+
+ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(KilnTensor), ctypes.c_int32,
+                         ctypes.POINTER(KilnContext))
+
+
+class Refusal(Exception):
+    """A failure with the status the core reports for it (REJECTED, INCORRECT_SHAPE, ...)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class _DeviceBytes:
+    """A CUDA allocation of kiln's seen as bytes by torch.as_tensor (zero copy)."""
+
+    def __init__(self, ptr, nbytes):
+        self.__cuda_array_interface__ = {
+            "shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+            "strides": None, "stream": None,  # kiln orders all work on its own stream
+        }
+
+
+def _itemsize(torch, dtype):
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _byte_span(torch, t):
+    """[start, end) of the memory a tensor's storage occupies."""
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+class TensorViews:
+    """kiln's buffers as torch tensors, cached per (pointer, dtype, shape)."""
+
+    def __init__(self, torch, device):
+        self.torch = torch
+        self.device = device
+        self.cache = {}
+        self.torch_dtypes = {}
+        for name in DTYPES:
+            t = {"float4_e2m1": "float4_e2m1fn_x2"}.get(name, name)
+            self.torch_dtypes[name] = getattr(torch, t, None)
+
+    def __call__(self, t):
+        dtype = DTYPES[t.dtype]
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        if t.ndim == 0:  # a scalar: host memory, passed as a Python number
+            ctype = {"float32": ctypes.c_float, "float64": ctypes.c_double,
+                     "int64": ctypes.c_int64, "int32": ctypes.c_int32,
+                     "int16": ctypes.c_int16, "int8": ctypes.c_int8,
+                     "bool": ctypes.c_bool}.get(dtype)
+            if ctype is None:
+                raise TypeError(f"scalar of dtype {dtype} is not supported by the runner")
+            return ctypes.cast(t.data, ctypes.POINTER(ctype))[0]
+        key = (t.data, dtype, shape)
+        v = self.cache.get(key)
+        if v is not None:
+            return v
+        torch = self.torch
+        torch_dtype = self.torch_dtypes[dtype]
+        if torch_dtype is None:
+            raise TypeError(f"this torch has no dtype for {dtype}")
+        numel = 1
+        for d in shape:
+            numel *= d
+        if dtype == "float4_e2m1":  # two per byte; torch's packed type holds a pair
+            shape = shape[:-1] + (shape[-1] // 2,)
+            numel //= 2
+        if numel == 0:
+            v = torch.empty(shape, dtype=torch_dtype, device=self.device)
+        else:
+            nbytes = numel * _itemsize(torch, torch_dtype)
+            if self.device.type == "cuda":
+                raw = torch.as_tensor(_DeviceBytes(t.data, nbytes), device=self.device)
+            else:  # host memory of kiln's; frombuffer shares it
+                raw = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(t.data),
+                                       dtype=torch.uint8)
+            v = raw.view(torch_dtype).view(shape)
+        self.cache[key] = v
+        return v
+
+
+class Runner:
+    """Calls `fn` for the core. `style` is "value" (fn returns the outputs) or "dps"."""
+
+    def __init__(self, torch, definition, fn, device, style, note_failure, guard=None):
+        self.torch = torch
+        self.fn = fn
+        self.device = device
+        self.style = style
+        self.note_failure = note_failure
+        self.guard = guard
+        # Bound now: a candidate that replaces Guard.check on the class is caught by this one.
+        self.guard_check = guard.check if guard is not None else None
+        self.views = TensorViews(torch, device)
+        self.input_names = list(definition["inputs"].keys())
+        self.output_names = list(definition["outputs"].keys())
+        self.n_in = len(self.input_names)
+        self.n_out = len(self.output_names)
+        self.streams = {}   # stream handle -> torch.cuda.ExternalStream
+        self.last = None    # the outputs of the last call (value style)
+        self.no_grad = torch.no_grad
+        self.copy = torch.Tensor.copy_
+
+    def stream(self, ctx):
+        if self.device.type != "cuda":
+            return contextlib.nullcontext()
+        handle = ctx.contents.stream or 0
+        s = self.streams.get(handle)
+        if s is None:
+            s = self.torch.cuda.ExternalStream(handle, device=self.device)
+            self.streams[handle] = s
+        return self.torch.cuda.stream(s)
+
+    def fail(self, e):
+        code = e.code if isinstance(e, Refusal) else FAILED
+        if not isinstance(e, Refusal):
+            traceback.print_exc()
+        else:
+            print(f"kiln python runner: {e}", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.note_failure(e)
+        return code
+
+    def entry(self, args, nargs, ctx):
+        try:
+            self.last = None
+            inputs = [self.views(args[i]) for i in range(self.n_in)]
+            if self.style == "dps":
+                outputs = [self.views(args[self.n_in + j]) for j in range(self.n_out)]
+                with self.stream(ctx), self.no_grad():
+                    self.fn(*inputs, *outputs)
+            else:
+                with self.stream(ctx), self.no_grad():
+                    self.last = self.fn(*inputs)
+            return 0
+        except Exception as e:
+            return self.fail(e)
+
+    def collect(self, args, nargs, ctx):
+        """Value style: the last call's outputs into kiln's buffers. Candidates: the guard."""
+        try:
+            if self.guard_check is not None:
+                self.guard_check()
+            if self.style == "dps":
+                return 0
+            result = self.normalize(self.last)
+            self.last = None
+            dsts = [self.views(args[self.n_in + j]) for j in range(self.n_out)]
+            if self.guard is not None:
+                self.guard.check_disjoint(result, args, nargs, self.views)
+            with self.stream(ctx), self.no_grad():
+                for j, value in enumerate(result):
+                    self.store(j, value, dsts[j])
+                if self.guard is not None:
+                    self.guard.poison(result)
+            return 0
+        except Exception as e:
+            return self.fail(e)
+
+    def normalize(self, result):
+        torch = self.torch
+        if isinstance(result, torch.Tensor):
+            result = [result]
+        elif isinstance(result, dict):
+            missing = [n for n in self.output_names if n not in result]
+            if missing:
+                raise ValueError(f"the returned dict has no output {', '.join(missing)}")
+            result = [result[name] for name in self.output_names]
+        elif isinstance(result, (tuple, list)):
+            result = list(result)
+        else:
+            raise TypeError(f"the function returned {type(result).__name__}; expected a tensor "
+                            f"or a tuple of {self.n_out} tensors ({', '.join(self.output_names)})"
+                            " (a destination-passing solution needs "
+                            "destination_passing_style: true)")
+        if len(result) != self.n_out:
+            raise ValueError(f"the function returned {len(result)} outputs; the definition has "
+                             f"{self.n_out} ({', '.join(self.output_names)})")
+        return result
+
+    def store(self, j, value, dst):
+        torch = self.torch
+        name = self.output_names[j]
+        if not isinstance(value, torch.Tensor):
+            if isinstance(value, (int, float, bool)) and dst.dim() == 0:
+                value = torch.tensor(value, dtype=dst.dtype, device=self.device)
+            else:
+                raise TypeError(f"output '{name}': the function returned "
+                                f"{type(value).__name__}, not a tensor")
+        if tuple(value.shape) != tuple(dst.shape):
+            raise Refusal(INCORRECT_SHAPE,
+                          f"output '{name}': the function returned shape {tuple(value.shape)}, "
+                          f"the definition says {tuple(dst.shape)}")
+        if value.dtype != dst.dtype:
+            raise Refusal(INCORRECT_DTYPE,
+                          f"output '{name}': the function returned {value.dtype}, the "
+                          f"definition says {dst.dtype}")
+        self.copy(dst, value)
+
+
+class Guard:
+    """What the runner checks of a candidate (integrity.* names as in docs/integrity.md).
+
+    runner_tampered: the torch and runner functions kiln relies on are captured before the
+    candidate is imported and must be the same objects after every call. output_aliases_input:
+    a returned tensor must not share memory with kiln's input or output buffers. Returned
+    memory is poisoned after it was collected (see the module's doc)."""
+
+    def __init__(self, torch, runner_cls, definition):
+        self.torch = torch
+        # Inputs the definition says an output aliases (kiln:inplace-input:<name>).
+        names = list(definition.get("inputs", {}).keys())
+        prefix = "kiln:inplace-input:"
+        self.inplace = {names.index(t[len(prefix):]) for t in definition.get("tags", [])
+                        if t.startswith(prefix) and t[len(prefix):] in names}
+        self.watched = {}
+        for path in ("Tensor.copy_", "Tensor.view", "Tensor.bitwise_not_", "Tensor.data_ptr",
+                     "Tensor.dim", "as_tensor", "frombuffer", "empty", "tensor", "no_grad",
+                     "cuda.stream", "cuda.ExternalStream", "cuda.synchronize",
+                     "cuda.current_stream"):
+            obj = torch
+            for part in path.split("."):
+                obj = getattr(obj, part, None)
+            self.watched["torch." + path] = obj
+        self.owners = {runner_cls.__name__: runner_cls, Guard.__name__: Guard}
+        for owner, cls in self.owners.items():
+            for name, value in vars(cls).items():
+                if callable(value):
+                    self.watched[f"kiln runner's {owner}.{name}"] = value
+
+    def _current(self, name):
+        if name.startswith("kiln runner's "):
+            owner, _, attr = name[len("kiln runner's "):].partition(".")
+            return vars(self.owners[owner]).get(attr)
+        obj = self.torch
+        for part in name[len("torch."):].split("."):
+            obj = getattr(obj, part, None)
+        return obj
+
+    def check(self):
+        for name, original in self.watched.items():
+            if self._current(name) is not original:
+                raise Refusal(REJECTED, f"integrity.runner_tampered: the solution replaced "
+                                        f"{name}, which kiln's runner relies on")
+
+    def check_disjoint(self, result, args, nargs, views):
+        torch = self.torch
+        spans = []
+        for i in range(nargs):
+            a = args[i]
+            if a.ndim == 0 or not a.data or i in self.inplace:
+                continue
+            t = views(a)
+            spans.append((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), i))
+        for j, value in enumerate(result):
+            if not isinstance(value, torch.Tensor) or value.numel() == 0:
+                continue
+            lo, hi = _byte_span(torch, value)
+            for start, end, i in spans:
+                if lo < end and start < hi:
+                    what = "input" if i < nargs - len(result) else "output buffer"
+                    raise Refusal(REJECTED, f"integrity.output_aliases_input: returned output "
+                                            f"{j} shares memory with kiln's {what} {i}: a "
+                                            f"value-returning solution must return memory of "
+                                            f"its own")
+
+    def poison(self, result):
+        torch = self.torch
+        seen = set()
+        for value in result:
+            if not isinstance(value, torch.Tensor) or value.numel() == 0:
+                continue
+            key = _byte_span(torch, value)
+            if key in seen:
+                continue
+            seen.add(key)
+            size = value.element_size()
+            as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
+            try:
+                value.view(as_int).bitwise_not_()
+            except RuntimeError as e:  # memory the tensor cannot write (an expanded view)
+                print(f"kiln python runner: a returned output was not poisoned: {e}",
+                      file=sys.stderr)
+
+
+def load_reference(source, folder):
+    """The definition's run(), from a real module (kiln_reference.py in the worker's folder):
+    torch.compile imports the module of the function it compiles, and tracebacks show its
+    lines."""
+    import importlib.util
+    path = os.path.join(folder, "kiln_reference.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location("kiln_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kiln_reference"] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, "run", None)
+    if not callable(fn):
+        raise ValueError("the definition's reference does not define a callable run()")
+    return fn
+
+
+def _module_of(entry_file):
+    stem = entry_file[:-3] if entry_file.endswith(".py") else entry_file
+    return PACKAGE + "." + ".".join(p for p in stem.split("/") if p)
+
+
+def load_solution(root, entry):
+    """The entry function of the package under `root`; raises with a message naming the
+    problem."""
+    import importlib
+    entry_file, _, function = entry.rpartition("::")
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    module = importlib.import_module(_module_of(entry_file))
+    fn = getattr(module, function, None)
+    if fn is None:
+        raise AttributeError(f"no function '{function}' is defined in {entry_file}")
+    if not callable(fn):
+        raise TypeError(f"'{function}' in {entry_file} is not callable")
+    return fn
+
+
+def _solution_frame(tb, root):
+    """The innermost traceback frame in the solution's own files, as 'file.py:LINE'."""
+    where = None
+    base = os.path.join(root, PACKAGE) + os.sep
+    for frame in traceback.extract_tb(tb):
+        if frame.filename.startswith(base):
+            where = f"{frame.filename[len(base):]}:{frame.lineno}"
+    return where
+
+
+def check_solution(opts):
+    """The compile stage: byte-compile, import, find the entry. Exit 0, or 1 with the reason."""
+    root = opts.solution
+    base = os.path.join(root, PACKAGE)
+    for folder, _, files in sorted(os.walk(base)):
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, base)
+            with open(path, "rb") as f:
+                source = f.read()
+            try:
+                compile(source, rel, "exec", dont_inherit=True)
+            except SyntaxError as e:
+                print(f"{rel}:{e.lineno}:{e.offset or 0}: error: {type(e).__name__}: {e.msg}")
+                if e.text:
+                    print("    " + e.text.rstrip("\n"))
+                return 1
+            except ValueError as e:  # null bytes
+                print(f"{rel}: error: {e}")
+                return 1
+    entry_file, _, function = opts.entry.rpartition("::")
+    try:
+        fn = load_solution(root, opts.entry)
+    except (AttributeError, TypeError) as e:
+        print(f"{entry_file}: error: {e}")
+        return 1
+    except ModuleNotFoundError as e:
+        missing = e.name or str(e)
+        if missing == PACKAGE or missing.startswith(PACKAGE + "."):
+            missing = missing[len(PACKAGE) + 1:].replace(".", "/") + ".py"
+            print(f"{entry_file}: error: cannot import module '{missing}' of the solution: "
+                  f"no such source")
+        else:
+            where = _solution_frame(e.__traceback__, root) or entry_file
+            print(f"{where}: error: cannot import module '{missing}': it is not installed on "
+                  f"this node ({e})")
+        return 1
+    except Exception as e:
+        where = _solution_frame(e.__traceback__, root) or entry_file
+        print(f"{where}: error: importing the solution failed: {type(e).__name__}: {e}")
+        traceback.print_exc(file=sys.stdout)
+        return 1
+    if opts.arity >= 0:
+        import inspect
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(*range(opts.arity))
+            except TypeError as e:
+                print(f"{entry_file}: error: {function}{signature} cannot take the {opts.arity} "
+                      f"positional arguments kiln passes ({opts.arity_note}): {e}")
+                return 1
+    print(f"{opts.entry}: imported")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--core", help="libkiln_worker_python.so")
+    parser.add_argument("--baseline", default="reference",
+                        choices=["reference", "torch_eager", "torch_compile"])
+    parser.add_argument("--solution", help="the package root of a Python/Triton solution")
+    parser.add_argument("--entry", help="FILE.py::FUNCTION")
+    parser.add_argument("--style", default="dps", choices=["dps", "value"])
+    parser.add_argument("--check", action="store_true", help="compile stage: check and exit")
+    parser.add_argument("--arity", type=int, default=-1)
+    parser.add_argument("--arity-note", default="")
+    parser.add_argument("--sys-path", action="append", default=[],
+                        help="a folder of the node's python path (the harness passes them; "
+                             "HOME differs inside the sandbox)")
+    opts = parser.parse_args()
+    # Inside the sandbox the uid has no passwd entry; torch.compile asks for a user name
+    # (getpass.getuser reads these first) and would spawn a pool of compile processes.
+    os.environ.setdefault("USER", "kiln")
+    os.environ.setdefault("LOGNAME", "kiln")
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    # JIT caches private to this process's folder: nothing compiled by another run is loaded.
+    here = os.getcwd()
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(here, "triton_cache")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(here, "inductor_cache")
+    os.environ["XDG_CACHE_HOME"] = os.path.join(here, "cache")
+    # Read by libgomp when torch loads it: idle OpenMP threads block instead of spinning, so an
+    # honest torch thread pool is not taken for work after return.
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = "0"
+    for path in reversed(opts.sys_path):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    if opts.check:
+        return check_solution(opts)
+    if not opts.core:
+        parser.error("--core is required")
+    # Loaded (and every symbol bound) before torch: its libraries must not interpose on kiln's.
+    core = ctypes.CDLL(opts.core, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    core.kiln_runner_definition_json.restype = ctypes.c_char_p
+    core.kiln_runner_backend.restype = ctypes.c_char_p
+    core.kiln_runner_fail.argtypes = [ctypes.c_char_p]
+    core.kiln_runner_serve.argtypes = [ENTRY, ENTRY]
+    core.kiln_runner_serve_solution.argtypes = [ENTRY, ENTRY]
+    core.kiln_runner_note_failure.argtypes = [ctypes.c_char_p]
+    if core.kiln_runner_read_request() != 0:
+        return 2
+
+    def fail(message):
+        sys.stderr.flush()
+        return core.kiln_runner_fail(message.encode("utf-8", "replace"))
+
+    try:
+        import json
+        import torch
+    except Exception as e:
+        return fail(f"the Python runner cannot import torch: {e!r}")
+    definition = json.loads(core.kiln_runner_definition_json().decode("utf-8"))
+    backend = core.kiln_runner_backend().decode()
+    candidate = opts.solution is not None
+    try:
+        if backend == "cuda":
+            if not torch.cuda.is_available():
+                return fail("torch reports no CUDA device (torch.cuda.is_available() is False)")
+            device_index = core.kiln_runner_device_index()
+            torch.cuda.set_device(device_index)
+            device = torch.device("cuda", device_index)
+        elif backend == "host":
+            device = torch.device("cpu")
+        else:
+            return fail(f"the Python runner does not drive backend '{backend}'")
+        guard = Guard(torch, Runner, definition) if candidate else None
+        if candidate:
+            fn = load_solution(opts.solution, opts.entry)
+            what = f"solution {opts.entry} ({opts.style})"
+        else:
+            source = definition.get("reference") or ""
+            if not source.strip():
+                return fail(f"definition '{definition.get('name')}' has no Python reference")
+            fn = load_reference(source, here)
+            if opts.baseline == "torch_compile":
+                # Compiled on the first (checked, untimed) call; kiln times the compiled graph.
+                fn = torch.compile(fn)
+            what = opts.baseline
+    except Exception as e:
+        text = traceback.format_exc()
+        print(text, file=sys.stderr)
+        subject = "the solution" if candidate else "the definition's reference"
+        return fail(f"{subject} cannot be loaded: " + text.strip().splitlines()[-1])
+    print(f"kiln python runner: torch {torch.__version__}, {what}, definition "
+          f"{definition.get('name')}, device {device}", file=sys.stderr, flush=True)
+
+    def note_failure(e):
+        if isinstance(e, Refusal):
+            line = str(e)
+        else:
+            lines = [l.strip() for l in f"{type(e).__name__}: {e}".splitlines() if l.strip()]
+            line = " | ".join(lines[:4])
+        core.kiln_runner_note_failure(line[:800].encode("utf-8", "replace"))
+
+    style = opts.style if candidate else "value"
+    runner = Runner(torch, definition, fn, device, style, note_failure, guard)
+    entry = ENTRY(runner.entry)
+    if not candidate:
+        return core.kiln_runner_serve(entry, ENTRY(runner.collect))
+    # A candidate's collector runs after every call: it copies a value-returning solution's
+    # outputs and checks the guard for both styles.
+    return core.kiln_runner_serve_solution(entry, ENTRY(runner.collect))
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # As kiln-worker: no interpreter teardown after the result is sent (CUDA, torch threads).
+    os._exit(code if isinstance(code, int) else 1)

@@ -1,0 +1,196 @@
+// Python solutions end to end on the host backend: a real kiln-harness whose --python imports
+// torch (Debian's CPU torch in CI), real compile-stage checks and real Python runner workers.
+// Destination-passing and value-returning calling conventions, multi-file packages, the
+// verdicts a team moving from flashinfer-bench expects, and what `kiln node` says.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tests/unit/python/python_test_support.h"
+#include "tests/unit/server/test_node.h"
+
+namespace kiln::testing {
+namespace {
+
+v1::Run Submit(TestNode& node, const v1::Solution& s, int64_t n = 4096) {
+  EvaluateOutcome out = Evaluate(node.stub(), VectorAddRequest(s, n));
+  INFO(out.status.error_message());
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  REQUIRE(run.traces_size() == 1);
+  return run;
+}
+
+TEST_CASE("a destination-passing torch solution PASSES and its trace names the runtime") {
+  SKIP_WITHOUT_TORCH();
+  TestNode& node = PythonNode();
+  v1::Run run = Submit(node, PythonSolution("py_dps", R"(import torch
+
+def run(a, b, c):
+    torch.add(a, b, out=c)
+)"));
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  REQUIRE(run.status() == v1::PASSED);
+  const v1::Evaluation& e = run.traces(0).evaluation();
+  CHECK(e.performance().latency_ms() > 0);
+  CHECK(e.performance().speedup_factor() > 0);
+  const auto& libs = e.environment().libs();
+  REQUIRE(libs.count("python") == 1);
+  CHECK_THAT(libs.at("python"), Catch::Contains("torch"));
+}
+
+TEST_CASE("a value-returning solution PASSES: its outputs are collected after every call") {
+  SKIP_WITHOUT_TORCH();
+  v1::Run run = Submit(PythonNode(), PythonSolution("py_value", R"(
+def run(a, b):
+    return a + b
+)",
+                                                    /*dps=*/false));
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  CHECK(run.status() == v1::PASSED);
+}
+
+TEST_CASE("a solution that reuses one preallocated output, recomputed every call, PASSES") {
+  SKIP_WITHOUT_TORCH();
+  // kiln poisons returned memory after collecting it; an honest buffer reused across calls is
+  // rewritten by each call, so it passes.
+  v1::Run run = Submit(PythonNode(), PythonSolution("py_prealloc", R"(import torch
+_out = {}
+
+def run(a, b):
+    buf = _out.get(a.shape)
+    if buf is None:
+        buf = _out[a.shape] = torch.empty_like(a)
+    torch.add(a, b, out=buf)
+    return buf
+)",
+                                                    /*dps=*/false));
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  CHECK(run.status() == v1::PASSED);
+}
+
+TEST_CASE("a package of several files with relative imports PASSES") {
+  SKIP_WITHOUT_TORCH();
+  v1::Solution s = PythonSolution("py_package", R"(from .ops.add import add_into
+
+def run(a, b, c):
+    add_into(a, b, c)
+)");
+  v1::SourceFile* helper = s.add_sources();
+  helper->set_path("ops/add.py");
+  helper->set_content("import torch\n\ndef add_into(a, b, c):\n    torch.add(a, b, out=c)\n");
+  v1::Run run = Submit(PythonNode(), s);
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  CHECK(run.status() == v1::PASSED);
+}
+
+TEST_CASE("a wrong solution is INCORRECT_NUMERICAL, with the errors measured") {
+  SKIP_WITHOUT_TORCH();
+  v1::Run run = Submit(PythonNode(), PythonSolution("py_wrong", R"(
+def run(a, b, c):
+    c.copy_(a - b)
+)"));
+  CHECK(run.status() == v1::INCORRECT_NUMERICAL);
+  CHECK(run.traces(0).evaluation().correctness().max_absolute_error() > 0.1);
+  CHECK_FALSE(run.traces(0).evaluation().has_performance());
+}
+
+TEST_CASE("a returned output of the wrong shape or dtype is INCORRECT_SHAPE / INCORRECT_DTYPE") {
+  SKIP_WITHOUT_TORCH();
+  v1::Run shape = Submit(PythonNode(), PythonSolution("py_shape", R"(
+def run(a, b):
+    return (a + b)[:-1]
+)",
+                                                      false));
+  CHECK(shape.status() == v1::INCORRECT_SHAPE);
+  CHECK_THAT(shape.reason(), Catch::Contains("output 'c'"));
+  v1::Run dtype = Submit(PythonNode(), PythonSolution("py_dtype", R"(
+def run(a, b):
+    return (a + b).double()
+)",
+                                                      false));
+  CHECK(dtype.status() == v1::INCORRECT_DTYPE);
+  CHECK_THAT(dtype.reason(), Catch::Contains("torch.float64"));
+}
+
+TEST_CASE("an exception in the solution is a RUNTIME_ERROR quoting it") {
+  SKIP_WITHOUT_TORCH();
+  v1::Run run = Submit(PythonNode(), PythonSolution("py_raises", R"(
+def run(a, b, c):
+    raise ValueError("no kernel for this shape")
+)"));
+  CHECK(run.status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(run.reason(), Catch::Contains("ValueError: no kernel for this shape"));
+}
+
+TEST_CASE("a syntax error and a missing module are COMPILE_ERRORs naming file, line and module") {
+  SKIP_WITHOUT_TORCH();
+  v1::Run syntax = Submit(PythonNode(), PythonSolution("py_syntax", R"(import torch
+
+def run(a, b, c)
+    torch.add(a, b, out=c)
+)"));
+  CHECK(syntax.status() == v1::COMPILE_ERROR);
+  CHECK_THAT(syntax.reason(), Catch::Contains("kernel.py:3"));
+  CHECK_THAT(syntax.reason(), Catch::Contains("SyntaxError"));
+
+  v1::Run missing = Submit(PythonNode(), PythonSolution("py_missing", R"(import torch
+import flash_linear_attention_not_here
+
+def run(a, b, c):
+    torch.add(a, b, out=c)
+)"));
+  CHECK(missing.status() == v1::COMPILE_ERROR);
+  CHECK_THAT(missing.reason(),
+             Catch::Contains("cannot import module 'flash_linear_attention_not_here'"));
+}
+
+TEST_CASE("a Triton solution on a node without a GPU is refused at admission, saying why") {
+  SKIP_WITHOUT_TORCH();
+  v1::Solution s = PythonSolution("tr_host", "def run(a, b, c):\n    pass\n");
+  s.mutable_spec()->set_language("triton");
+  EvaluateOutcome out = Evaluate(PythonNode().stub(), VectorAddRequest(s));
+  CHECK(out.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK_THAT(out.status.error_message(), Catch::Contains("spec.language: 'triton'"));
+}
+
+TEST_CASE("an entry point that is not a .py file is INVALID_ARGUMENT naming the field") {
+  SKIP_WITHOUT_TORCH();
+  v1::Solution s = PythonSolution("py_bad_entry", "def run(a, b, c):\n    pass\n");
+  s.mutable_spec()->set_entry_point("kernel.cu::run");
+  s.mutable_sources(0)->set_path("kernel.cu");
+  EvaluateOutcome out = Evaluate(PythonNode().stub(), VectorAddRequest(s));
+  CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(out.status.error_message(), Catch::Contains("solution.spec.entry_point"));
+}
+
+TEST_CASE("the node lists python with its interpreter and torch, and triton with why not") {
+  SKIP_WITHOUT_TORCH();
+  grpc::ClientContext ctx;
+  v1::NodeInfo info;
+  REQUIRE(PythonNode().stub().GetNodeInfo(&ctx, v1::GetNodeInfoRequest(), &info).ok());
+  REQUIRE(info.languages().count("python") == 1);
+  CHECK_THAT(info.languages().at("python"), Catch::StartsWith("runs on host ("));
+  CHECK_THAT(info.languages().at("python"), Catch::Contains("torch "));
+  REQUIRE(info.languages().count("triton") == 1);
+  CHECK_THAT(info.languages().at("triton"), Catch::StartsWith("unavailable: "));
+  CHECK_THAT(info.toolchains().at("python"), Catch::Contains("torch"));
+}
+
+TEST_CASE("a node without torch refuses Python solutions at admission and lists why") {
+  TestNode node(NodeWithPython("none"));
+  v1::Solution s = PythonSolution("py_none", "def run(a, b, c):\n    pass\n");
+  EvaluateOutcome out = Evaluate(node.stub(), VectorAddRequest(s));
+  CHECK(out.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK_THAT(out.status.error_message(), Catch::Contains("spec.language: 'python'"));
+  CHECK_THAT(out.status.error_message(), Catch::Contains("--python none"));
+  grpc::ClientContext ctx;
+  v1::NodeInfo info;
+  REQUIRE(node.stub().GetNodeInfo(&ctx, v1::GetNodeInfoRequest(), &info).ok());
+  CHECK_THAT(info.languages().at("python"), Catch::StartsWith("unavailable: "));
+  CHECK(info.languages().at("cpp") == "runs on host");
+}
+
+}  // namespace
+}  // namespace kiln::testing
