@@ -40,10 +40,28 @@ TEST_CASE("a well-formed solution validates") {
   v1::Solution unnamed_definition = Candidate();
   unnamed_definition.clear_definition();
   CHECK(ValidateSolution(Gemm(), unnamed_definition, Limits{}).ok());
-  for (const char* language : {"cpp", "cuda", "opencl", "python", "triton"}) {
+  for (const char* language : {"cpp", "cuda", "opencl"}) {
     v1::Solution s = Candidate();
     s.mutable_spec()->set_language(language);
     CHECK(ValidateSolution(Gemm(), s, Limits{}).ok());
+  }
+  for (const char* language : {"python", "triton"}) {
+    v1::Solution s = Candidate();
+    s.mutable_spec()->set_language(language);
+    s.mutable_sources(0)->set_path("src/gemm.py");
+    s.mutable_spec()->set_entry_point("src/gemm.py::gemm");
+    CHECK(ValidateSolution(Gemm(), s, Limits{}).ok());
+  }
+}
+
+TEST_CASE("a python or triton solution's entry point must name a .py file") {
+  for (const char* language : {"python", "triton"}) {
+    v1::Solution s = Candidate();
+    s.mutable_spec()->set_language(language);
+    absl::Status status = ValidateSolution(Gemm(), s, Limits{});
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK_THAT(std::string(status.message()),
+               Catch::StartsWith("solution.spec.entry_point: 'src/gemm.cu' is not a .py file"));
   }
 }
 
