@@ -230,6 +230,7 @@ void Evaluation::RunOnDevice(int device_slot) {
     job.reference = reference_.has_value() ? &*reference_ : nullptr;
     job.reference_source = admitted_.reference_source;
     job.baselines = &admitted_.baselines;
+    job.solution_baselines = &admitted_.solution_baselines;
     job.job_dir = absl::StrCat(node_.jobs_dir, "/", run_id(), "/w", i);
     WorkloadResult result = EvaluateWorkload(
         node_, job, [this](v1::RunState s) { OnWorkerStage(s); }, cancel_.get());

@@ -15,6 +15,7 @@
 #include "harness/common/sha256.h"
 #include "harness/model/json_interop.h"
 #include "harness/timing/protocol.h"
+#include "harness/verify/comparator.h"
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
 #include "harness/verify/integrity_policy.h"
@@ -322,10 +323,21 @@ std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
                         Sha256Hex(job.definition->reference()));
   } else {
     what = job.reference->cache_key;
+    // Another baseline is another program than the native reference: entries of its own.
+    if (baseline != "reference") absl::StrAppend(&what, "|", baseline);
   }
   // A flush size other than the mode's default times differently: its own entries.
   const int64_t flush = HostFlushOverride(node, job);
-  const std::string mode = flush > 0 ? absl::StrCat(job.mode, "|flush=", flush) : job.mode;
+  std::string mode = flush > 0 ? absl::StrCat(job.mode, "|flush=", flush) : job.mode;
+  // So do timed-call counts other than the mode's (kiln defs set).
+  const auto counts = TimingConfigFor(job.mode, *job.definition);
+  const auto defaults = DefaultTimingConfig(job.mode);
+  if (counts.ok() && defaults.ok() &&
+      (counts->warmup() != defaults->warmup() || counts->iterations() != defaults->iterations() ||
+       counts->trials() != defaults->trials())) {
+    absl::StrAppend(&mode, "|counts=", counts->warmup(), "/", counts->iterations(), "/",
+                    counts->trials());
+  }
   return ReferenceTimingCache::Key(what, *job.workload, mode, job.backend->name,
                                    job.backend->devices[job.device_index]);
 }
@@ -414,7 +426,10 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
                                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
   WorkloadResult out;
   out.detail.set_workload_index(job.index);
-  auto config = DefaultTimingConfig(job.mode);
+  // What the workload is judged with: the definition's tolerances and official-mode counts
+  // (kiln defs set included); the counts are recorded in the TimingResults.
+  *out.detail.mutable_tolerance() = ToleranceProto(*job.definition);
+  auto config = TimingConfigFor(job.mode, *job.definition);
   if (!config.ok()) {
     SetFailure(out, v1::RUNTIME_ERROR, std::string(config.status().message()), "");
     return out;
