@@ -44,7 +44,8 @@ std::vector<CommandSpec> BuildCommands() {
         {"backend", "B", "host | cuda | level_zero (default: the node's)"},
         {"baseline", "B",
          "also time torch_eager or torch_compile (the definition's Python reference under "
-         "torch) and report the speedup over it; repeatable",
+         "torch), or solution:NAME (a registered solution), and report the speedup over it; "
+         "repeatable",
          false, true},
         JsonFlag("{\"run_id\",\"status\",\"traces\"}"),
         {"timeout-s", "S", "give up after S seconds (default 3600)"}},
@@ -87,6 +88,36 @@ std::vector<CommandSpec> BuildCommands() {
         JsonFlag("the import report")},
        {"DIR"}},
       {"defs list", "[--json]", "list registered definitions", {JsonFlag("the definitions")}, {}},
+      {"defs show",
+       "DEF [--json]",
+       "show a definition: axes, tensors, workloads, integrity, the settings it is judged with",
+       {JsonFlag("the definition and its settings")},
+       {"DEF"}},
+      {"defs set",
+       "DEF [--atol X] [--rtol X] [--required-matched-ratio X] [--warmup N] [--iterations N] "
+       "[--trials N] [--reset]",
+       "how a definition is judged (operators): tolerances, official-mode timed-call counts",
+       {{"atol", "X", "absolute tolerance, >= 0 (default 0.01)"},
+        {"rtol", "X", "relative tolerance, >= 0 (default 0.01)"},
+        {"required-matched-ratio", "X", "share of elements within tolerance, in (0, 1] (1.0)"},
+        {"warmup", "N", "untimed calls per trial, 0..1000 (default 10)"},
+        {"iterations", "N", "timed calls per trial, 1..10000 (default 50)"},
+        {"trials", "N", "trials with fresh inputs, 1..100 (default 3)"},
+        {"reset", "", "clear every setting first (back to the definition's and the defaults)"},
+        JsonFlag("the definition and its settings")},
+       {"DEF"}},
+      {"solutions add",
+       "FILE|DIR [--name NAME] [--replace] [--json]",
+       "register a solution under its definition (operators), as the baseline solution:NAME",
+       {{"name", "NAME", "register it as NAME (default: its solution.name)"},
+        {"replace", "", "replace a solution registered under NAME with other content"},
+        JsonFlag("the registration")},
+       {"FILE|DIR"}},
+      {"solutions list",
+       "[--definition DEF] [--json]",
+       "list registered solutions",
+       {{"definition", "DEF", "only the solutions of this definition"}, JsonFlag("the solutions")},
+       {}},
       {"node",
        "[--json]",
        "show the node: backends, devices, toolchains, queue",
@@ -123,8 +154,8 @@ std::vector<CommandSpec> BuildCommands() {
        "DEFINITION [--json] [--svg FILE] [--baseline B] [--by team|solution]",
        "per workload and team: best PASSED latency, baselines, speedups, score, fast_p",
        {{"baseline", "B",
-         "reference | torch_eager | torch_compile: speedups, fast_p and the SVG vs it "
-         "(default reference; --json carries all)"},
+         "reference | torch_eager | torch_compile | solution:NAME: speedups, fast_p and the SVG "
+         "vs it (default reference; --json carries all)"},
         {"by", "G", "team (principal; author without --tokens) or solution (default team)"},
         {"mode", "M", "timing mode of the runs compared (default: the node's)"},
         {"backend", "B", "backend of the runs compared (default: the one most runs used)"},
@@ -140,7 +171,7 @@ std::vector<CommandSpec> BuildCommands() {
 }
 
 bool IsGroup(std::string_view word) {
-  return word == "runs" || word == "defs" || word == "campaign";
+  return word == "runs" || word == "defs" || word == "campaign" || word == "solutions";
 }
 
 absl::Status UsageError(absl::string_view command, absl::string_view message) {
@@ -347,8 +378,10 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
         return UsageError(name,
                           "expected a subcommand: start | list | show | watch | cancel | export");
       }
+      if (name == "solutions") return UsageError(name, "expected a subcommand: add | list");
       return UsageError(name, name == "runs" ? "expected a subcommand: list | show | export"
-                                             : "expected a subcommand: add | import | list");
+                                             : "expected a subcommand: add | import | list | "
+                                               "show | set");
     }
     name = absl::StrCat(name, " ", argv[i++]);
   }
@@ -432,6 +465,10 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "defs add") return RunDefsAdd(inv, console);
   if (name == "defs import") return RunDefsImport(inv, console);
   if (name == "defs list") return RunDefsList(inv, console);
+  if (name == "defs show") return RunDefsShow(inv, console);
+  if (name == "defs set") return RunDefsSet(inv, console);
+  if (name == "solutions add") return RunSolutionsAdd(inv, console);
+  if (name == "solutions list") return RunSolutionsList(inv, console);
   if (name == "node") return RunNode(inv, console);
   if (name == "demo") return RunDemo(inv, console);
   if (name == "leaderboard") return RunLeaderboard(inv, console);

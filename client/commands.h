@@ -14,6 +14,10 @@ int RunRunsExport(const Invocation& inv, Console& console);  // export.cc
 int RunDefsAdd(const Invocation& inv, Console& console);   // defs.cc
 int RunDefsList(const Invocation& inv, Console& console);  // defs.cc
 int RunDefsImport(const Invocation& inv, Console& console);  // defs_import.cc
+int RunDefsShow(const Invocation& inv, Console& console);    // defs_settings.cc
+int RunDefsSet(const Invocation& inv, Console& console);     // defs_settings.cc
+int RunSolutionsAdd(const Invocation& inv, Console& console);   // solutions.cc
+int RunSolutionsList(const Invocation& inv, Console& console);  // solutions.cc
 int RunNode(const Invocation& inv, Console& console);      // node.cc
 int RunDemo(const Invocation& inv, Console& console);      // demo.cc
 int RunLeaderboard(const Invocation& inv, Console& console);  // leaderboard.cc

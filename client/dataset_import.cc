@@ -15,6 +15,7 @@
 #include "client/inputs.h"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/solution_baseline.h"
 #include "harness/model/validate.h"
 #include "harness/verify/safetensors.h"
 #include "server/blob_upload.h"
@@ -235,6 +236,7 @@ void ScanSolutions(const std::string& dir, const std::set<std::string>& only, Da
     s.definition = solution->definition();
     s.language = solution->spec().language();
     s.author = solution->author();
+    s.solution = *solution;
     if (!only.empty() && only.count(s.definition) == 0) continue;
     s.status = "valid";
     const auto def_it = by_name.find(s.definition);
@@ -254,6 +256,9 @@ void ScanSolutions(const std::string& dir, const std::set<std::string>& only, Da
                !v.ok()) {
       s.status = "invalid";
       s.error = absl::StrCat(file, ": ", v.message());
+    } else if (absl::Status n = ValidateSolutionName(s.name, "solution.name"); !n.ok()) {
+      s.status = "invalid";  // it could not be registered under its name
+      s.error = absl::StrCat(file, ": ", n.message());
     }
     scan.solutions.push_back(std::move(s));
   }

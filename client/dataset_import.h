@@ -63,6 +63,7 @@ struct SolutionImport {
   // "valid"; "unsupported" (a flashinfer-bench language kiln does not run); "invalid".
   std::string status;
   std::string error;
+  v1::Solution solution;  // as read (when it parsed)
 };
 
 struct DatasetScan {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "harness/model/solution_baseline.h"
 
 namespace kiln::cli {
 
@@ -19,13 +20,11 @@ constexpr char kLocalPrincipal[] = "local";
 constexpr char kHarnessPrincipal[] = "kiln";
 constexpr char kPythonSource[] = "python";
 
-int Index(Baseline baseline) { return static_cast<int>(baseline); }
-
 bool Usable(double ms) { return std::isfinite(ms) && ms > 0; }
 
 // A baseline latency one trace offers, and where it came from.
 struct Offer {
-  Baseline baseline;
+  std::string baseline;
   BaselineMeasurement measurement;
   int64_t created_unix_ms = 0;
 };
@@ -44,11 +43,12 @@ std::vector<Offer> BaselineOffers(const v1::Run& run, const v1::Trace& trace) {
                                                           : detail.reference_timing().device();
     m.run_id = run.run_id();
     m.note = detail.reference_timing().note();
-    offers.push_back({Baseline::kReference, std::move(m), run.created_unix_ms()});
+    offers.push_back(
+        {std::string(kStandardBaselines[kReferenceBaseline]), std::move(m), run.created_unix_ms()});
     return offers;
   }
   for (const v1::BaselineResult& b : detail.baselines()) {
-    absl::StatusOr<Baseline> baseline = ParseBaseline(b.name());
+    absl::StatusOr<std::string> baseline = ParseBaseline(b.name());
     if (!baseline.ok()) continue;  // a baseline this client does not know
     BaselineMeasurement m;
     m.latency_ms = Usable(b.latency_ms()) ? b.latency_ms() : 0;
@@ -57,9 +57,26 @@ std::vector<Offer> BaselineOffers(const v1::Run& run, const v1::Trace& trace) {
     m.run_id = run.run_id();
     m.cached = b.cached();
     m.note = b.note();
-    offers.push_back({*baseline, std::move(m), run.created_unix_ms()});
+    offers.push_back({*std::move(baseline), std::move(m), run.created_unix_ms()});
   }
   return offers;
+}
+
+// kStandardBaselines, then every other baseline the ranked runs' traces offer (newest run
+// first) and those of the options.
+std::vector<std::string> ReportBaselines(const std::vector<const v1::Run*>& ranked,
+                                         const DefinitionReportOptions& options) {
+  std::vector<std::string> names(kStandardBaselines.begin(), kStandardBaselines.end());
+  auto add = [&names](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  for (const v1::Run* run : ranked) {
+    for (const v1::Trace& trace : run->traces()) {
+      for (const Offer& offer : BaselineOffers(*run, trace)) add(offer.baseline);
+    }
+  }
+  for (const std::string& name : options.baselines) add(name);
+  return names;
 }
 
 // Whether `offer` is a better-known measurement than `current`: one of the Python reference
@@ -140,9 +157,13 @@ std::string EmptyReason(const DefinitionReport& report) {
                       ")");
 }
 
-void Score(const std::vector<ReportWorkload>& workloads, Competitor& c) {
-  for (Baseline baseline : kBaselines) {
-    const int b = Index(baseline);
+void Score(const std::vector<std::string>& baselines, const std::vector<ReportWorkload>& workloads,
+           Competitor& c) {
+  const size_t n = baselines.size();
+  c.score.assign(n, std::nullopt);
+  c.fast_p.assign(n, {});
+  c.unavailable.assign(n, "");
+  for (size_t b = 0; b < n; ++b) {
     std::vector<WorkloadOutcome> outcomes;
     int missing = 0;
     for (const CompetitorWorkload& w : c.workloads) {
@@ -155,7 +176,7 @@ void Score(const std::vector<ReportWorkload>& workloads, Competitor& c) {
       c.fast_p[b][i] = FastP(outcomes, kFastPThresholds[i]);
     }
     if (missing > 0) {
-      c.unavailable[b] = absl::StrCat(BaselineName(baseline), " not measured on ", missing, " of ",
+      c.unavailable[b] = absl::StrCat(baselines[b], " not measured on ", missing, " of ",
                                       c.passed_workloads, " passed workloads");
     } else if (workloads.empty()) {
       c.unavailable[b] = "no workloads";
@@ -165,24 +186,25 @@ void Score(const std::vector<ReportWorkload>& workloads, Competitor& c) {
 
 }  // namespace
 
-const char* BaselineName(Baseline baseline) {
-  switch (baseline) {
-    case Baseline::kReference:
-      return "reference";
-    case Baseline::kTorchEager:
-      return "torch_eager";
-    case Baseline::kTorchCompile:
-      return "torch_compile";
+absl::StatusOr<std::string> ParseBaseline(const std::string& name) {
+  for (std::string_view b : kStandardBaselines) {
+    if (b == name) return name;
   }
-  return "reference";
+  if (std::optional<std::string> solution = SolutionBaselineName(name); solution.has_value()) {
+    if (absl::Status s = ValidateSolutionName(*solution, absl::StrCat("baseline '", name, "'"));
+        !s.ok()) {
+      return s;
+    }
+    return name;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown baseline '", name,
+                   "' (expected reference, torch_eager, torch_compile or solution:NAME)"));
 }
 
-absl::StatusOr<Baseline> ParseBaseline(const std::string& name) {
-  for (Baseline b : kBaselines) {
-    if (BaselineName(b) == name) return b;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown baseline '", name, "' (expected reference, torch_eager or torch_compile)"));
+int BaselineIndex(const DefinitionReport& report, const std::string& baseline) {
+  auto it = std::find(report.baselines.begin(), report.baselines.end(), baseline);
+  return it == report.baselines.end() ? -1 : static_cast<int>(it - report.baselines.begin());
 }
 
 std::string FastPKey(double p) { return absl::StrFormat("%.1f", p); }
@@ -241,15 +263,17 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
   for (const v1::Run& run : runs) {
     if (Ranked(run, effective, report.skipped)) ranked.push_back(&run);
   }
-  if (ranked.empty()) {
-    report.empty_reason = EmptyReason(report);
-    return report;
-  }
   // The newest ranked run ran on the workloads registered now; older runs may predate a
   // re-registration, and their traces of other workloads are left out.
   std::stable_sort(ranked.begin(), ranked.end(), [](const v1::Run* a, const v1::Run* b) {
     return a->created_unix_ms() > b->created_unix_ms();
   });
+  report.baselines = ReportBaselines(ranked, options);
+  if (ranked.empty()) {
+    report.empty_reason = EmptyReason(report);
+    return report;
+  }
+  const size_t baseline_count = report.baselines.size();
   std::map<std::string, size_t> workload_index;
   for (const v1::Trace& trace : ranked.front()->traces()) {
     if (workload_index.count(trace.workload().uuid()) > 0) continue;
@@ -257,9 +281,10 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
     ReportWorkload& w = report.workloads.emplace_back();
     w.workload.set_uuid(trace.workload().uuid());
     *w.workload.mutable_axes() = trace.workload().axes();
+    w.baselines.resize(baseline_count);
   }
 
-  std::vector<int64_t> baseline_created(report.workloads.size() * kBaselineCount, 0);
+  std::vector<int64_t> baseline_created(report.workloads.size() * baseline_count, 0);
   std::map<std::string, Competitor> competitors;
   for (const v1::Run* run : ranked) {
     report.ranked_runs++;
@@ -269,6 +294,7 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
     if (c.workloads.empty()) {
       c.name = name;
       c.workloads.resize(report.workloads.size());
+      for (CompetitorWorkload& cw : c.workloads) cw.speedup.assign(baseline_count, 0);
     }
     c.runs++;
     for (const v1::Trace& trace : run->traces()) {
@@ -279,8 +305,9 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
       }
       ReportWorkload& w = report.workloads[it->second];
       for (Offer& offer : BaselineOffers(*run, trace)) {
-        BaselineMeasurement& current = w.baselines[Index(offer.baseline)];
-        int64_t& created = baseline_created[it->second * kBaselineCount + Index(offer.baseline)];
+        const size_t b = static_cast<size_t>(BaselineIndex(report, offer.baseline));
+        BaselineMeasurement& current = w.baselines[b];
+        int64_t& created = baseline_created[it->second * baseline_count + b];
         if (Better(offer, current, created)) {
           current = std::move(offer.measurement);
           created = offer.created_unix_ms;
@@ -302,11 +329,11 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
   }
 
   for (ReportWorkload& w : report.workloads) {
-    for (Baseline baseline : kBaselines) {
-      BaselineMeasurement& m = w.baselines[Index(baseline)];
+    for (size_t b = 0; b < baseline_count; ++b) {
+      BaselineMeasurement& m = w.baselines[b];
       if (m.latency_ms == 0 && m.note.empty()) {
-        m.note = baseline == Baseline::kReference ? "no ranked run timed the reference"
-                                                  : "not requested by any ranked run";
+        m.note = b == static_cast<size_t>(kReferenceBaseline) ? "no ranked run timed the reference"
+                                                              : "not requested by any ranked run";
       }
     }
   }
@@ -315,15 +342,15 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
       CompetitorWorkload& cw = c.workloads[i];
       if (cw.best_latency_ms == 0) continue;
       ++c.passed_workloads;
-      for (Baseline baseline : kBaselines) {
-        const double base = report.workloads[i].baselines[Index(baseline)].latency_ms;
-        cw.speedup[Index(baseline)] = base > 0 ? base / cw.best_latency_ms : 0;
+      for (size_t b = 0; b < baseline_count; ++b) {
+        const double base = report.workloads[i].baselines[b].latency_ms;
+        cw.speedup[b] = base > 0 ? base / cw.best_latency_ms : 0;
       }
     }
-    Score(report.workloads, c);
+    Score(report.baselines, report.workloads, c);
     report.competitors.push_back(std::move(c));
   }
-  const int ref = Index(Baseline::kReference);
+  const int ref = kReferenceBaseline;
   std::stable_sort(report.competitors.begin(), report.competitors.end(),
                    [ref](const Competitor& a, const Competitor& b) {
                      const double sa = a.score[ref].value_or(-1);

@@ -3,7 +3,7 @@
 //   DefinitionReportOptions options{.definition = "gemm_n4096_k4096", .mode = "official",
 //                                   .backend = "cuda"};
 //   absl::StatusOr<DefinitionReport> report = BuildDefinitionReport(runs, options);
-//   std::cout << DefinitionReportText(*report, Baseline::kReference);
+//   std::cout << DefinitionReportText(*report, "reference");
 //
 // Everything here is pure: the runs (with traces, as GetRun returns them) go in, numbers and
 // renderings come out. Reading them from a harness is definition_report_command.cc's job.
@@ -11,8 +11,9 @@
 // The numbers (docs/report.md has the formulas and their sources):
 // - per workload and team: the best (lowest) latency of a PASSED trace among the team's ranked
 //   runs, and the run that gave it;
-// - per workload and baseline (reference, torch_eager, torch_compile): the best-known latency,
-//   the lowest one measured by any ranked run on that workload;
+// - per workload and baseline (reference, torch_eager, torch_compile, and every solution:NAME a
+//   ranked run timed): the best-known latency, the lowest one measured by any ranked run on that
+//   workload;
 // - speedup = baseline latency / the team's best latency;
 // - score (flashinfer-bench contest scoring): the arithmetic mean over the definition's
 //   workloads of the speedup vs the reference, a workload without a PASSED trace counting 0;
@@ -34,16 +35,16 @@
 
 namespace kiln::cli {
 
-// The baselines a candidate is compared with, in the order of BaselineResult.name's values.
-enum class Baseline { kReference = 0, kTorchEager = 1, kTorchCompile = 2 };
-inline constexpr int kBaselineCount = 3;
-inline constexpr std::array<Baseline, kBaselineCount> kBaselines = {
-    Baseline::kReference, Baseline::kTorchEager, Baseline::kTorchCompile};
+// The baselines every report carries, as BaselineResult.name writes them, the reference first;
+// solution baselines ("solution:NAME", a registered solution) follow them in
+// DefinitionReport::baselines.
+inline constexpr std::array<std::string_view, 3> kStandardBaselines = {"reference", "torch_eager",
+                                                                       "torch_compile"};
+inline constexpr int kReferenceBaseline = 0;  // its index in DefinitionReport::baselines
 
-// "reference", "torch_eager", "torch_compile".
-const char* BaselineName(Baseline baseline);
-// The inverse; INVALID_ARGUMENT naming the accepted values.
-absl::StatusOr<Baseline> ParseBaseline(const std::string& name);
+// `name` when a report can compare with it: a standard baseline or "solution:NAME";
+// INVALID_ARGUMENT naming the accepted values otherwise.
+absl::StatusOr<std::string> ParseBaseline(const std::string& name);
 
 // The thresholds the report tabulates fast_p at (KernelBench's list without 0.8), and the
 // JSON keys they are written under ("0.0", ... as KernelBench's str(p)).
@@ -75,6 +76,8 @@ struct DefinitionReportOptions {
   // Only runs on this backend; empty: the backend of most runs (ties: the newest run's).
   std::string backend;
   GroupBy group_by = GroupBy::kTeam;
+  // Solution baselines the report carries even when no ranked run timed them (the one asked for).
+  std::vector<std::string> baselines;
 };
 
 // The best-known measurement of one baseline on one workload.
@@ -89,7 +92,7 @@ struct BaselineMeasurement {
 
 struct ReportWorkload {
   v1::Workload workload;  // uuid and axes (inputs dropped)
-  std::array<BaselineMeasurement, kBaselineCount> baselines;
+  std::vector<BaselineMeasurement> baselines;  // parallel to DefinitionReport::baselines
 };
 
 // One competitor on one workload.
@@ -97,7 +100,7 @@ struct CompetitorWorkload {
   double best_latency_ms = 0;  // 0: no PASSED trace
   std::string run_id;          // the run of the best latency
   std::string solution_name;
-  std::array<double, kBaselineCount> speedup = {};  // 0: not passed or baseline not known
+  std::vector<double> speedup;  // per baseline; 0: not passed or baseline not known
 };
 
 struct Competitor {
@@ -105,11 +108,11 @@ struct Competitor {
   int runs = 0;      // ranked runs counted
   std::vector<CompetitorWorkload> workloads;  // parallel to DefinitionReport::workloads
   int passed_workloads = 0;
-  std::array<std::optional<double>, kBaselineCount> score;  // ContestScore per baseline
+  std::vector<std::optional<double>> score;  // ContestScore per baseline
   // FastP per baseline and kFastPThresholds entry.
-  std::array<std::array<std::optional<double>, kFastPThresholds.size()>, kBaselineCount> fast_p;
+  std::vector<std::array<std::optional<double>, kFastPThresholds.size()>> fast_p;
   // Why score and fast_p are nullopt for a baseline ("" where they are known).
-  std::array<std::string, kBaselineCount> unavailable;
+  std::vector<std::string> unavailable;
 };
 
 // Runs left out of the comparison, by reason.
@@ -128,6 +131,9 @@ struct DefinitionReport {
   std::string mode;
   std::string backend;  // the backend compared ("" when no run qualified)
   GroupBy group_by = GroupBy::kTeam;
+  // kStandardBaselines, then the solution baselines of the ranked runs (newest run first) and
+  // of the options; every per-baseline vector below is parallel to it.
+  std::vector<std::string> baselines;
   int ranked_runs = 0;
   SkippedRuns skipped;
   std::vector<ReportWorkload> workloads;  // the newest ranked run's workloads, in its order
@@ -139,6 +145,9 @@ struct DefinitionReport {
 // "local" (a harness without --tokens serves every caller as "local").
 std::string TeamOf(const v1::Run& run);
 
+// The index of `baseline` in report.baselines, or -1.
+int BaselineIndex(const DefinitionReport& report, const std::string& baseline);
+
 // Builds the report from `runs` (GetRun answers, any order). Runs of other definitions are an
 // INVALID_ARGUMENT (the caller filtered by definition). `already_skipped` counts the runs the
 // caller left out before reading them (unreadable ones, other modes, ...); the report adds its
@@ -147,16 +156,19 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
                                                        const DefinitionReportOptions& options,
                                                        const SkippedRuns& already_skipped = {});
 
+// `baseline` is one of report.baselines (BuildDefinitionReport adds the options' to them); for
+// another one the renderings say that it is not in the report.
+//
 // Human text: competitors (score and fast_p vs `baseline`), baselines per workload, and the
 // best latency of every competitor per workload. Ends in '\n'.
-std::string DefinitionReportText(const DefinitionReport& report, Baseline baseline);
+std::string DefinitionReportText(const DefinitionReport& report, const std::string& baseline);
 
 // The same numbers as JSON (field names in docs/report.md).
-Json DefinitionReportJson(const DefinitionReport& report, Baseline baseline);
+Json DefinitionReportJson(const DefinitionReport& report, const std::string& baseline);
 
 // A self-contained SVG: the fast_p curve vs `baseline` of every competitor (p from 0 to at
 // least 2) and the per-workload speedups vs `baseline` as grouped bars on a log scale.
-std::string DefinitionReportSvg(const DefinitionReport& report, Baseline baseline);
+std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline);
 
 // `text` with &, <, >, " and ' escaped for XML character data and attribute values.
 std::string XmlEscape(std::string_view text);

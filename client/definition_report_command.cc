@@ -67,10 +67,12 @@ grpc::Status ListCandidateRuns(Connection& connection, const std::string& defini
 int RunDefinitionReport(const Invocation& inv, Console& console) {
   DefinitionReportOptions options;
   options.definition = inv.args.positionals[0];
-  absl::StatusOr<Baseline> baseline = ParseBaseline(inv.args.Get("baseline", "reference"));
+  absl::StatusOr<std::string> baseline = ParseBaseline(inv.args.Get("baseline", "reference"));
   if (!baseline.ok()) {
     return UsageFailure(console, absl::StrCat("--baseline: ", baseline.status().message()));
   }
+  // A solution baseline no ranked run timed still gets its (empty) column.
+  options.baselines.push_back(*baseline);
   const std::string by = inv.args.Get("by", "team");
   if (by != "team" && by != "solution") {
     return UsageFailure(console, absl::StrCat("--by: expected team or solution, got '", by, "'"));

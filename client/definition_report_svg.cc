@@ -116,7 +116,7 @@ std::string FastPChart(const DefinitionReport& report, int b, double width) {
   out += Line(kLeft, bottom, kLeft + plot_w, bottom, "stroke=\"#333\"");
   out += Line(kLeft, kCurveTop, kLeft, bottom, "stroke=\"#333\"");
   out += Text(kLeft + plot_w / 2, bottom + 38,
-              absl::StrCat("p (speedup threshold vs ", BaselineName(static_cast<Baseline>(b)), ")"),
+              absl::StrCat("p (speedup threshold vs ", report.baselines[b], ")"),
               "text-anchor=\"middle\"");
   out += Text(24, kCurveTop + kCurveHeight / 2,
               "fast_p (share of workloads correct and faster than p)",
@@ -175,14 +175,14 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
     return bottom - kBarsHeight * (std::log10(v) - lo_exp) / (hi_exp - lo_exp);
   };
   std::string out = "<g class=\"speedups\">\n";
-  out += Text(kLeft, kBarsTop - 22,
-              absl::StrCat(
-                  "speedup vs ", BaselineName(static_cast<Baseline>(b)), " per workload (log scale",
-                  shown < report.competitors.size()
-                      ? absl::StrCat("; ", shown, " highest scores of ", report.competitors.size())
-                      : "",
-                  ")"),
-              "font-weight=\"bold\"");
+  out += Text(
+      kLeft, kBarsTop - 22,
+      absl::StrCat("speedup vs ", report.baselines[b], " per workload (log scale",
+                   shown < report.competitors.size()
+                       ? absl::StrCat("; ", shown, " highest scores of ", report.competitors.size())
+                       : "",
+                   ")"),
+      "font-weight=\"bold\"");
   for (int e = lo_exp; e <= hi_exp; ++e) {
     const double v = std::pow(10.0, e);
     out += Line(kLeft, y_of(v), kLeft + plot_w, y_of(v), "stroke=\"#e0e0e0\"");
@@ -270,8 +270,8 @@ std::string XmlEscape(std::string_view text) {
   return out;
 }
 
-std::string DefinitionReportSvg(const DefinitionReport& report, Baseline baseline) {
-  const int b = static_cast<int>(baseline);
+std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline) {
+  const int b = BaselineIndex(report, baseline);
   const size_t bars = std::min(report.competitors.size(), kMaxBarCompetitors);
   const double width =
       std::max(kMinWidth, kLeft + 40 +
@@ -284,14 +284,15 @@ std::string DefinitionReportSvg(const DefinitionReport& report, Baseline baselin
                                  Num(height), "\" font-family=\"sans-serif\" font-size=\"12\">\n",
                                  "<rect x=\"0\" y=\"0\" width=\"", Num(width), "\" height=\"",
                                  Num(height), "\" fill=\"white\"/>\n");
-  out += Text(
-      kLeft, 28,
-      absl::StrCat(report.definition, ": fast_p vs ", BaselineName(baseline), " (mode ",
-                   report.mode, ", backend ", report.backend.empty() ? "any" : report.backend, ")"),
-      "font-size=\"16\" font-weight=\"bold\"");
-  if (!report.empty_reason.empty() || report.competitors.empty()) {
-    out +=
-        Text(kLeft, 60, report.empty_reason.empty() ? "nothing to compare" : report.empty_reason);
+  out += Text(kLeft, 28,
+              absl::StrCat(report.definition, ": fast_p vs ", baseline, " (mode ", report.mode,
+                           ", backend ", report.backend.empty() ? "any" : report.backend, ")"),
+              "font-size=\"16\" font-weight=\"bold\"");
+  if (!report.empty_reason.empty() || report.competitors.empty() || b < 0) {
+    out += Text(kLeft, 60,
+                !report.empty_reason.empty() ? report.empty_reason
+                : b < 0 ? absl::StrCat("baseline ", baseline, " is not in this report")
+                        : "nothing to compare");
     return out + "</svg>\n";
   }
   out += Text(kLeft, 48,

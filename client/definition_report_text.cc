@@ -15,8 +15,6 @@ namespace kiln::cli {
 
 namespace {
 
-int Index(Baseline baseline) { return static_cast<int>(baseline); }
-
 std::string GroupName(GroupBy group_by) { return group_by == GroupBy::kTeam ? "team" : "solution"; }
 
 // A mean speedup as "1.23x" (0 too: nothing passed); "n/a" when not known.
@@ -29,23 +27,22 @@ std::string FormatFraction(const std::optional<double>& value) {
   return value.has_value() ? absl::StrFormat("%.2f", *value) : "n/a";
 }
 
-std::string Headline(const DefinitionReport& report, Baseline baseline) {
+std::string Headline(const DefinitionReport& report, const std::string& baseline) {
   std::string line = absl::StrCat(report.definition, ": mode ", report.mode, ", backend ",
                                   report.backend.empty() ? "any" : report.backend);
   if (!report.empty_reason.empty()) return absl::StrCat(line, "\n", report.empty_reason, "\n");
   absl::StrAppend(&line, ", ", report.ranked_runs, " ranked runs, ", report.competitors.size(), " ",
                   GroupName(report.group_by), report.competitors.size() == 1 ? "" : "s", ", ",
-                  report.workloads.size(), " workloads; speedups vs ", BaselineName(baseline),
-                  "\n");
+                  report.workloads.size(), " workloads; speedups vs ", baseline, "\n");
   return line;
 }
 
-std::string CompetitorTable(const DefinitionReport& report, Baseline baseline) {
-  const int b = Index(baseline);
-  const bool other = baseline != Baseline::kReference;
+std::string CompetitorTable(const DefinitionReport& report, int b) {
+  const std::string& baseline = report.baselines[b];
+  const bool other = b != kReferenceBaseline;
   std::vector<Column> columns = {
       {"#", Align::kRight}, {GroupName(report.group_by)}, {"score", Align::kRight}};
-  if (other) columns.push_back({absl::StrCat("mean vs ", BaselineName(baseline)), Align::kRight});
+  if (other) columns.push_back({absl::StrCat("mean vs ", baseline), Align::kRight});
   columns.push_back({"passed", Align::kRight});
   for (double p : kFastPThresholds) {
     columns.push_back({absl::StrCat("fast_", absl::StrFormat("%g", p)), Align::kRight});
@@ -55,7 +52,7 @@ std::string CompetitorTable(const DefinitionReport& report, Baseline baseline) {
   int place = 0;
   for (const Competitor& c : report.competitors) {
     std::vector<std::string> row = {absl::StrCat(++place), c.name,
-                                    FormatScore(c.score[Index(Baseline::kReference)])};
+                                    FormatScore(c.score[kReferenceBaseline])};
     if (other) row.push_back(FormatScore(c.score[b]));
     row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
     for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
@@ -65,8 +62,8 @@ std::string CompetitorTable(const DefinitionReport& report, Baseline baseline) {
   std::string out = table.Render();
   for (const Competitor& c : report.competitors) {
     if (!c.unavailable[b].empty()) {
-      absl::StrAppend(&out, c.name, ": fast_p vs ", BaselineName(baseline),
-                      " unavailable: ", c.unavailable[b], "\n");
+      absl::StrAppend(&out, c.name, ": fast_p vs ", baseline, " unavailable: ", c.unavailable[b],
+                      "\n");
     }
   }
   return out;
@@ -81,32 +78,30 @@ std::string BaselineCell(const BaselineMeasurement& m) {
 }
 
 std::string BaselineTable(const DefinitionReport& report) {
-  Table table({{"workload"},
-               {"axes"},
-               {"reference ms"},
-               {"torch_eager ms"},
-               {"torch_compile ms"},
-               {"device"}});
+  std::vector<Column> columns = {{"workload"}, {"axes"}};
+  for (const std::string& name : report.baselines) columns.push_back({absl::StrCat(name, " ms")});
+  columns.push_back({"device"});
+  Table table(std::move(columns));
   for (const ReportWorkload& w : report.workloads) {
     std::string device;
+    std::vector<std::string> row = {ShortId(w.workload.uuid()), AxesText(w.workload)};
     for (const BaselineMeasurement& m : w.baselines) {
       if (device.empty()) device = m.device;
+      row.push_back(BaselineCell(m));
     }
-    table.AddRow({ShortId(w.workload.uuid()), AxesText(w.workload), BaselineCell(w.baselines[0]),
-                  BaselineCell(w.baselines[1]), BaselineCell(w.baselines[2]),
-                  device.empty() ? kAbsent : device});
+    row.push_back(device.empty() ? kAbsent : device);
+    table.AddRow(std::move(row));
   }
   return table.Render();
 }
 
 // Per workload, the competitors fastest first; the fastest one's lead over the next.
-std::string WorkloadTable(const DefinitionReport& report, Baseline baseline) {
-  const int b = Index(baseline);
+std::string WorkloadTable(const DefinitionReport& report, int b) {
   Table table({{"workload"},
                {"axes"},
                {GroupName(report.group_by)},
                {"latency ms", Align::kRight},
-               {absl::StrCat("vs ", BaselineName(baseline)), Align::kRight},
+               {absl::StrCat("vs ", report.baselines[b]), Align::kRight},
                {"run"},
                {"lead"}});
   for (size_t i = 0; i < report.workloads.size(); ++i) {
@@ -170,11 +165,10 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
                {"runs", c.runs},
                {"passed_workloads", c.passed_workloads},
                {"workload_count", c.workloads.size()},
-               {"score", OptionalNumber(c.score[Index(Baseline::kReference)])}};
+               {"score", OptionalNumber(c.score[kReferenceBaseline])}};
   Json mean = Json::object(), fast = Json::object(), unavailable = Json::object();
-  for (Baseline baseline : kBaselines) {
-    const int b = Index(baseline);
-    const std::string name(BaselineName(baseline));
+  for (size_t b = 0; b < report.baselines.size(); ++b) {
+    const std::string& name = report.baselines[b];
     mean[name] = OptionalNumber(c.score[b]);
     bool known = true;
     Json at = Json::object();
@@ -192,8 +186,8 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
   for (size_t i = 0; i < c.workloads.size(); ++i) {
     const CompetitorWorkload& cw = c.workloads[i];
     Json speedup = Json::object();
-    for (Baseline baseline : kBaselines) {
-      speedup[std::string(BaselineName(baseline))] = PositiveOrNull(cw.speedup[Index(baseline)]);
+    for (size_t b = 0; b < report.baselines.size(); ++b) {
+      speedup[report.baselines[b]] = PositiveOrNull(cw.speedup[b]);
     }
     workloads.push_back({{"uuid", report.workloads[i].workload.uuid()},
                          {"best_latency_ms", PositiveOrNull(cw.best_latency_ms)},
@@ -207,24 +201,27 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
 
 }  // namespace
 
-std::string DefinitionReportText(const DefinitionReport& report, Baseline baseline) {
+std::string DefinitionReportText(const DefinitionReport& report, const std::string& baseline) {
   std::string out = Headline(report, baseline);
   if (!report.empty_reason.empty()) return out + SkippedText(report.skipped);
-  absl::StrAppend(&out, "\n", CompetitorTable(report, baseline), "\nbaselines (best known)\n",
+  const int b = BaselineIndex(report, baseline);
+  if (b < 0) return absl::StrCat(out, "baseline ", baseline, " is not in this report\n");
+  absl::StrAppend(&out, "\n", CompetitorTable(report, b), "\nbaselines (best known)\n",
                   BaselineTable(report), "\nbest PASSED latency per workload\n",
-                  WorkloadTable(report, baseline));
+                  WorkloadTable(report, b));
   const std::string skipped = SkippedText(report.skipped);
   if (!skipped.empty()) absl::StrAppend(&out, "\n", skipped);
   return out;
 }
 
-Json DefinitionReportJson(const DefinitionReport& report, Baseline baseline) {
+Json DefinitionReportJson(const DefinitionReport& report, const std::string& baseline) {
   const SkippedRuns& s = report.skipped;
   Json json = {{"definition", report.definition},
                {"mode", report.mode},
                {"backend", report.backend},
                {"group_by", GroupName(report.group_by)},
-               {"baseline", std::string(BaselineName(baseline))},
+               {"baseline", baseline},
+               {"baselines", report.baselines},
                {"fast_p_thresholds", kFastPThresholds},
                {"ranked_runs", report.ranked_runs},
                {"empty_reason", report.empty_reason},
@@ -241,8 +238,8 @@ Json DefinitionReportJson(const DefinitionReport& report, Baseline baseline) {
     Json axes = Json::object();
     for (const v1::AxisValue& a : w.workload.axes()) axes[a.name()] = a.value();
     Json baselines = Json::object();
-    for (Baseline b : kBaselines) {
-      baselines[std::string(BaselineName(b))] = BaselineJson(w.baselines[Index(b)]);
+    for (size_t b = 0; b < report.baselines.size(); ++b) {
+      baselines[report.baselines[b]] = BaselineJson(w.baselines[b]);
     }
     workloads.push_back({{"uuid", w.workload.uuid()}, {"axes", axes}, {"baselines", baselines}});
   }

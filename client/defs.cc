@@ -1,10 +1,11 @@
-// kiln defs add FILE [--workloads FILE.jsonl] | kiln defs list
+// kiln defs add FILE [--workloads FILE.jsonl] | kiln defs list (defs_settings.cc: show, set)
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
 #include "client/connection.h"
+#include "client/definition_detail.h"
 #include "client/inputs.h"
 #include "client/json_output.h"
 #include "client/table.h"
@@ -62,13 +63,14 @@ int RunDefsList(const Invocation& inv, Console& console) {
                {"workloads", Align::kRight},
                {"builtin"},
                {"native reference"},
-               {"integrity"}});
+               {"integrity"},
+               {"settings"}});
   std::string warnings;
   for (const v1::DefinitionSummary& d : response.definitions()) {
     const bool flagged = !d.integrity_warning().empty();
     table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
                   d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no",
-                  flagged ? "DEGENERATE" : "ok"});
+                  flagged ? "DEGENERATE" : "ok", SettingsColumn(d)});
     if (flagged) absl::StrAppend(&warnings, d.name(), ": ", d.integrity_warning(), "\n");
   }
   console.out << table.Render() << warnings;

@@ -4,12 +4,14 @@
 // the node's blob root at the path the workload names, so the workers find them as
 // flashinfer-bench finds them under the dataset folder), then the definition with its
 // importable workloads (PutDefinition). A definition with any error is not registered; the
-// others still are. Solutions are checked and listed with the `kiln submit` command that
-// evaluates them; none is evaluated here.
+// others still are. Then the valid solutions of the definitions it registered go into the
+// harness's solution registry (PutSolution, solution_registration.h), as baselines that runs
+// name "solution:NAME"; none is evaluated here. A dry run changes nothing on the harness.
 //
 // Exit status: 0 when every definition was registered (workloads left out for a missing blob
-// are reported, not failures), 1 when a definition, workload line or solution failed (or, with
-// --strict, anything was left out), 2 for usage and connection errors.
+// are reported, not failures), 1 when a definition, workload line or solution failed, or a
+// solution could not be registered (or, with --strict, anything was left out), 2 for usage and
+// connection errors.
 #include <fstream>
 #include <map>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "client/connection.h"
 #include "client/dataset_import.h"
 #include "client/json_output.h"
+#include "client/solution_registration.h"
 #include "client/table.h"
 #include "harness/common/sha256.h"
 
@@ -39,12 +42,6 @@ struct Registration {
   int blobs_present = 0;  // already stored with the same content
   std::string reference_check_run_id;
 };
-
-// Errors after which no further call can succeed: the import stops.
-bool IsFatal(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::UNAUTHENTICATED ||
-         code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::UNIMPLEMENTED;
-}
 
 // Streams one blob to the harness. A local read error is returned as INVALID_ARGUMENT; a call
 // error as the call's status.
@@ -185,9 +182,12 @@ struct Totals {
   int workloads_in_files = 0, workloads_importable = 0, workloads_registered = 0;
   int left_out = 0;
   int solutions_valid = 0, solutions_unsupported = 0, solutions_invalid = 0;
+  int solutions_registered = 0, solutions_unchanged = 0, solutions_to_register = 0;
+  int solutions_failed = 0;
 };
 
-Totals Count(const DatasetScan& scan, const std::vector<Registration>& regs) {
+Totals Count(const DatasetScan& scan, const std::vector<Registration>& regs,
+             const std::vector<SolutionRegistration>& solution_regs) {
   Totals t;
   for (size_t i = 0; i < scan.definitions.size(); ++i) {
     const DefinitionImport& d = scan.definitions[i];
@@ -208,6 +208,12 @@ Totals Count(const DatasetScan& scan, const std::vector<Registration>& regs) {
     if (s.status == "unsupported") ++t.solutions_unsupported;
     if (s.status == "invalid") ++t.solutions_invalid;
   }
+  for (const SolutionRegistration& r : solution_regs) {
+    if (r.status == "registered") ++t.solutions_registered;
+    if (r.status == "unchanged") ++t.solutions_unchanged;
+    if (r.status == "to register") ++t.solutions_to_register;
+    if (r.status == "failed") ++t.solutions_failed;
+  }
   return t;
 }
 
@@ -226,12 +232,19 @@ std::string SummaryLine(const DatasetScan& scan, const Totals& t, bool dry_run) 
   absl::StrAppend(&out, "; ", scan.solutions.size(), " solutions (", t.solutions_valid, " valid");
   if (t.solutions_unsupported > 0) absl::StrAppend(&out, ", ", t.solutions_unsupported,
                                                    " in languages kiln does not run");
-  absl::StrAppend(&out, ", ", t.solutions_invalid, " invalid)");
+  absl::StrAppend(&out, ", ", t.solutions_invalid, " invalid; ");
+  if (dry_run) {
+    absl::StrAppend(&out, t.solutions_to_register, " to register)");
+  } else {
+    absl::StrAppend(&out, t.solutions_registered, " registered, ", t.solutions_unchanged,
+                    " already registered, ", t.solutions_failed, " failed to register)");
+  }
   if (!scan.errors.empty()) absl::StrAppend(&out, "; ", scan.errors.size(), " other errors");
   return out;
 }
 
-void PrintText(const DatasetScan& scan, const std::vector<Registration>& regs, bool dry_run,
+void PrintText(const DatasetScan& scan, const std::vector<Registration>& regs,
+               const std::vector<SolutionRegistration>& solution_regs, bool dry_run,
                Console& console) {
   Table table({{"definition"},
                {dry_run ? "importable" : "registered", Align::kRight},
@@ -292,25 +305,36 @@ void PrintText(const DatasetScan& scan, const std::vector<Registration>& regs, b
   if (!errors.empty()) absl::StrAppend(&out, "\nERRORS:\n", errors);
 
   if (!scan.solutions.empty()) {
-    Table solutions({{"solution"}, {"definition"}, {"language"}, {"status"}});
-    std::string commands, problems;
-    for (const SolutionImport& s : scan.solutions) {
-      solutions.AddRow({s.name.empty() ? s.file : s.name, s.definition, s.language, s.status});
+    Table solutions({{"solution"}, {"definition"}, {"language"}, {"status"}, {"registry"}});
+    std::string commands, problems, unregistered;
+    for (size_t i = 0; i < scan.solutions.size(); ++i) {
+      const SolutionImport& s = scan.solutions[i];
+      const SolutionRegistration& r = solution_regs[i];
+      solutions.AddRow(
+          {s.name.empty() ? s.file : s.name, s.definition, s.language, s.status, r.status});
       if (s.status == "valid") {
         absl::StrAppend(&commands, "  ", SubmitCommand(scan, s), "\n");
+        if (!r.error.empty()) absl::StrAppend(&unregistered, "  ", r.error, "\n");
       } else {
         absl::StrAppend(&problems, "  ", s.error, "\n");
       }
     }
-    absl::StrAppend(&out, "\nsolutions (checked, not evaluated):\n", solutions.Render());
-    if (!commands.empty()) absl::StrAppend(&out, "evaluate with:\n", commands);
+    absl::StrAppend(&out, "\nsolutions (registered as baselines, not evaluated):\n",
+                    solutions.Render());
+    if (!commands.empty()) {
+      absl::StrAppend(&out, "evaluate with:\n", commands,
+                      "or time one beside a submission: kiln submit ... --baseline "
+                      "solution:NAME\n");
+    }
+    if (!unregistered.empty()) absl::StrAppend(&out, "not registered:\n", unregistered);
     if (!problems.empty()) absl::StrAppend(&out, "not submittable:\n", problems);
   }
-  absl::StrAppend(&out, "\n", SummaryLine(scan, Count(scan, regs), dry_run), "\n");
+  absl::StrAppend(&out, "\n", SummaryLine(scan, Count(scan, regs, solution_regs), dry_run), "\n");
   console.out << out;
 }
 
-void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs, bool dry_run,
+void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs,
+               const std::vector<SolutionRegistration>& solution_regs, bool dry_run,
                Console& console) {
   Json defs = Json::array();
   for (size_t i = 0; i < scan.definitions.size(); ++i) {
@@ -340,16 +364,23 @@ void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs, b
     defs.push_back(std::move(j));
   }
   Json solutions = Json::array();
-  for (const SolutionImport& s : scan.solutions) {
-    Json j = {{"file", s.file},         {"name", s.name},     {"definition", s.definition},
-              {"language", s.language}, {"author", s.author}, {"status", s.status}};
+  for (size_t i = 0; i < scan.solutions.size(); ++i) {
+    const SolutionImport& s = scan.solutions[i];
+    Json j = {{"file", s.file},
+              {"name", s.name},
+              {"definition", s.definition},
+              {"language", s.language},
+              {"author", s.author},
+              {"status", s.status},
+              {"registration", solution_regs[i].status}};
     if (!s.error.empty()) j["error"] = s.error;
+    if (!solution_regs[i].error.empty()) j["registration_error"] = solution_regs[i].error;
     if (s.status == "valid") j["submit_command"] = SubmitCommand(scan, s);
     solutions.push_back(std::move(j));
   }
   Json errors = Json::array();
   for (const std::string& e : scan.errors) errors.push_back(e);
-  const Totals t = Count(scan, regs);
+  const Totals t = Count(scan, regs, solution_regs);
   Json summary = {{"definitions", scan.definitions.size()},
                   {"registered", t.registered},
                   {"validated", t.validated},
@@ -363,6 +394,10 @@ void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs, b
                   {"solutions_valid", t.solutions_valid},
                   {"solutions_unsupported", t.solutions_unsupported},
                   {"solutions_invalid", t.solutions_invalid},
+                  {"solutions_registered", t.solutions_registered},
+                  {"solutions_already_registered", t.solutions_unchanged},
+                  {"solutions_to_register", t.solutions_to_register},
+                  {"solutions_registration_failed", t.solutions_failed},
                   {"errors", scan.errors.size()}};
   Json out = {{"dataset", scan.dir},          {"dry_run", dry_run},
               {"definitions", std::move(defs)}, {"solutions", std::move(solutions)},
@@ -418,13 +453,31 @@ int RunDefsImport(const Invocation& inv, Console& console) {
     }
     Progress(console, i, scan.definitions.size(), d, r);
   }
-  if (inv.args.Has("json")) {
-    PrintJson(scan, regs, dry_run, console);
-  } else {
-    PrintText(scan, regs, dry_run, console);
+  std::set<std::string> registered;
+  for (size_t i = 0; i < scan.definitions.size(); ++i) {
+    if (Importable(regs[i])) registered.insert(scan.definitions[i].name);
   }
-  const Totals t = Count(scan, regs);
-  if (t.failed > 0 || t.solutions_invalid > 0 || !scan.errors.empty()) return kExitFailed;
+  std::vector<SolutionRegistration> solution_regs;
+  grpc::Status fatal =
+      RegisterSolutions(connection ? &*connection : nullptr, scan, registered, &solution_regs);
+  if (!fatal.ok()) {
+    console.err << "kiln: import stopped while registering solutions (every definition done)\n";
+    return connection->Fail(fatal, console);
+  }
+  const Totals t = Count(scan, regs, solution_regs);
+  if (!dry_run && !scan.solutions.empty()) {
+    console.err << "kiln: solutions: " << t.solutions_registered << " registered, "
+                << t.solutions_unchanged << " already registered, " << t.solutions_failed
+                << " failed\n";
+  }
+  if (inv.args.Has("json")) {
+    PrintJson(scan, regs, solution_regs, dry_run, console);
+  } else {
+    PrintText(scan, regs, solution_regs, dry_run, console);
+  }
+  if (t.failed > 0 || t.solutions_invalid > 0 || t.solutions_failed > 0 || !scan.errors.empty()) {
+    return kExitFailed;
+  }
   if (inv.args.Has("strict") && (t.left_out > 0 || t.builtin > 0)) return kExitFailed;
   return kExitOk;
 }

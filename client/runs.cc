@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/json_output.h"
@@ -40,6 +41,34 @@ std::string RunsTable(const v1::ListRunsResponse& response) {
   return table.Render();
 }
 
+// What the run's traces were judged with: the tolerances and, from the first timing, the
+// timed-call counts ("" when no trace records them).
+std::string ToleranceText(const v1::Run& run) {
+  for (const v1::Trace& trace : run.traces()) {
+    if (!trace.kiln().has_tolerance()) continue;
+    const v1::Tolerance& t = trace.kiln().tolerance();
+    return absl::StrCat("atol ", t.atol(), ", rtol ", t.rtol(), ", required matched ratio ",
+                        t.required_matched_ratio());
+  }
+  return "";
+}
+
+std::string TimingCountsText(const v1::Run& run) {
+  for (const v1::Trace& trace : run.traces()) {
+    for (const v1::TimingResult* timing :
+         {&trace.kiln().timing(), &trace.kiln().reference_timing()}) {
+      if (timing->mode().empty()) continue;
+      if (timing->mode() == "robust") {
+        return absl::StrCat("robust: ", timing->warmup(), " warmup calls, ", timing->iterations(),
+                            " samples");
+      }
+      return absl::StrCat(timing->mode(), ": ", timing->trials(), " trials of ", timing->warmup(),
+                          " warmup + ", timing->iterations(), " timed calls");
+    }
+  }
+  return "";
+}
+
 std::string RunFields(const v1::Run& run) {
   std::string out;
   auto field = [&out](absl::string_view name, absl::string_view value) {
@@ -66,6 +95,9 @@ std::string RunFields(const v1::Run& run) {
   }
   field("state", RunStateName(run.state()));
   field("mode", run.mode());
+  field("judged with", ToleranceText(run));
+  field("timed with", TimingCountsText(run));
+  if (!run.baselines().empty()) field("baselines", absl::StrJoin(run.baselines(), ", "));
   field("backend", run.backend());
   // The device it was timed on: which GPU of a multi-GPU node.
   if (!run.device_name().empty()) {

@@ -1,4 +1,5 @@
 // kiln submit: evaluate a solution on a definition's workloads.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "client/connection.h"
 #include "client/evaluation.h"
 #include "client/inputs.h"
+#include "harness/model/solution_baseline.h"
 
 namespace kiln::cli {
 
@@ -68,6 +70,16 @@ int RunSubmit(const Invocation& inv, Console& console) {
                           solution_path, ": solution.definition: '", solution->definition(),
                           "' does not match the definition '", definition_name, "'")),
                       console);
+  }
+
+  // The name of a registered solution (solution:NAME) is checked here; whether it is registered
+  // for the definition, and the other names, the harness checks.
+  for (const std::string& b : inv.args.GetAll("baseline")) {
+    if (std::optional<std::string> name = SolutionBaselineName(b); name.has_value()) {
+      if (absl::Status s = ValidateSolutionName(*name, absl::StrCat("--baseline ", b)); !s.ok()) {
+        return InputError(s, console);
+      }
+    }
   }
 
   Connection connection(inv);

@@ -18,23 +18,23 @@ Json CandidateEvaluator::Summarize(const HarnessRun& run) {
     }
   }
   summary["mean_reference_latency_ms"] = ref_count > 0 ? ref_sum / ref_count : 0.0;
-  // A torch baseline (campaign `baseline: torch_compile`): its mean latency over the workloads
-  // where the harness measured it.
+  // A baseline the harness times (campaign `baseline: torch_compile` or `solution:NAME`): its
+  // mean latency over the workloads where the harness measured it.
   double baseline_sum = 0;
   int baseline_count = 0;
-  if (!spec_.torch_baseline.empty()) {
+  if (!spec_.harness_baseline.empty()) {
     for (const v1::Trace& trace : run.run.traces()) {
       for (const v1::BaselineResult& b : trace.kiln().baselines()) {
-        if (b.name() != spec_.torch_baseline || b.latency_ms() <= 0) continue;
+        if (b.name() != spec_.harness_baseline || b.latency_ms() <= 0) continue;
         baseline_sum += b.latency_ms();
         ++baseline_count;
       }
     }
   }
-  summary["mean_baseline_latency_ms"] =
-      spec_.torch_baseline.empty() ? summary["mean_reference_latency_ms"].get<double>()
-      : baseline_count > 0         ? baseline_sum / baseline_count
-                                   : 0.0;
+  summary["mean_baseline_latency_ms"] = spec_.harness_baseline.empty()
+                                            ? summary["mean_reference_latency_ms"].get<double>()
+                                        : baseline_count > 0 ? baseline_sum / baseline_count
+                                                             : 0.0;
   for (const v1::ArtifactRef& a : run.run.artifacts()) {
     if (a.kind() != "resource_usage") continue;
     absl::StatusOr<std::string> kernels = pool_.GetArtifact(run.harness, a.sha256());
@@ -57,7 +57,7 @@ absl::StatusOr<HarnessRun> CandidateEvaluator::Run(const v1::Solution& solution,
   for (const v1::Workload& w : spec_.workloads) *request.add_workloads() = w;
   request.set_mode(spec_.target.mode);
   request.set_backend(spec_.target.backend);
-  if (!spec_.torch_baseline.empty()) request.add_baselines(spec_.torch_baseline);
+  if (!spec_.harness_baseline.empty()) request.add_baselines(spec_.harness_baseline);
   ++row->attempts;
   auto on_admitted = [this, row](const std::string& harness, const std::string& run_id) {
     row->harness = harness;

@@ -1,9 +1,13 @@
 #include "server/admission.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "harness/compile/python_toolchain.h"
+#include "harness/model/solution_baseline.h"
+#include "server/definition_settings.h"
 
 namespace kiln {
 
@@ -27,7 +31,7 @@ absl::StatusOr<std::string> DefinitionName(const v1::EvaluateRequest& request) {
 }
 
 absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name) {
-  auto def = archive.GetDefinition(name);
+  auto def = DefinitionForRuns(archive, name);
   if (absl::IsNotFound(def.status())) {
     return absl::NotFoundError(
         absl::StrCat("definition '", name, "' is not registered on this node"));
@@ -81,28 +85,71 @@ absl::StatusOr<std::string> ChooseReference(const v1::Definition& def,
       "run here: ", python_missing));
 }
 
-absl::Status CheckBaselines(const v1::EvaluateRequest& request, const v1::Definition& def,
-                            const NodeBackend& backend, const PythonRuntime* python) {
+// The registered solution a "solution:NAME" baseline names (`where` is "baselines[i]").
+absl::StatusOr<v1::Solution> RegisteredBaseline(Archive& archive, const std::string& definition,
+                                                const std::string& name, const std::string& where) {
+  if (absl::Status s = ValidateSolutionName(name, absl::StrCat(where, ": solution name"));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<v1::Solution> solution = archive.GetSolution(definition, name);
+  if (absl::IsNotFound(solution.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": no solution '", name, "' is registered for definition '", definition,
+                     "' (kiln solutions list --definition ", definition, ")"));
+  }
+  return solution;
+}
+
+// Checks the baselines the request names and resolves each "solution:NAME" into
+// run.solution_baselines. Whether the node can time a solution baseline is the evaluation's
+// to report, as for a torch baseline whose run fails.
+absl::Status ResolveBaselines(const v1::EvaluateRequest& request, Archive& archive,
+                              const NodeBackend& backend, const PythonRuntime* python,
+                              AdmittedRun& run) {
+  int first_torch = -1;
   for (int i = 0; i < request.baselines_size(); ++i) {
     const std::string& name = request.baselines(i);
-    if (!Contains(BaselineNames(), name)) {
-      return absl::InvalidArgumentError(absl::StrCat("baselines[", i, "]: '", name,
-                                                     "' is not one of ",
-                                                     absl::StrJoin(BaselineNames(), ", ")));
-    }
+    const std::string where = absl::StrCat("baselines[", i, "]");
     for (int j = 0; j < i; ++j) {
       if (request.baselines(j) == name) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("baselines[", i, "]: '", name, "' is named twice"));
+        return absl::InvalidArgumentError(absl::StrCat(where, ": '", name, "' is named twice"));
       }
     }
+    if (std::optional<std::string> registered = SolutionBaselineName(name)) {
+      absl::StatusOr<v1::Solution> solution =
+          RegisteredBaseline(archive, run.definition.name(), *registered, where);
+      if (!solution.ok()) return solution.status();
+      // It runs on the run's device slot, so the run's backend must run its language.
+      const std::string& language = solution->spec().language();
+      std::string cannot;
+      if (!Contains(backend.languages, language)) {
+        cannot = absl::StrCat("backend '", backend.name, "' does not run ", language);
+      } else if (IsPythonLanguage(language)) {
+        cannot = python == nullptr ? std::string("this node runs no Python")
+                                   : PythonLanguageUnavailable(python->Get(), language,
+                                                               backend.name);
+      }
+      if (!cannot.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            where, ": solution '", *registered, "' (", language, ") cannot run here: ", cannot));
+      }
+      run.solution_baselines[name] = *std::move(solution);
+      continue;
+    }
+    if (!Contains(BaselineNames(), name)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": '", name, "' is not one of ",
+                                                     absl::StrJoin(BaselineNames(), ", "),
+                                                     " or solution:NAME"));
+    }
+    if (first_torch < 0) first_torch = i;
   }
-  if (request.baselines().empty()) return absl::OkStatus();
-  const std::string missing = PythonUnavailable(def, backend, python);
+  if (first_torch < 0) return absl::OkStatus();
+  const std::string missing = PythonUnavailable(run.definition, backend, python);
   if (missing.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      "baselines[0]: ", request.baselines(0), " runs definition '", def.name(),
-      "''s Python reference under torch, which cannot run here: ", missing));
+      "baselines[", first_torch, "]: ", request.baselines(first_torch), " runs definition '",
+      run.definition.name(), "''s Python reference under torch, which cannot run here: ", missing));
 }
 
 absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& solution,
@@ -228,7 +275,7 @@ absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Arc
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckBaselines(request, run.definition, *run.backend, policy.python);
+  if (absl::Status s = ResolveBaselines(request, archive, *run.backend, policy.python, run);
       !s.ok()) {
     return s;
   }

@@ -3,6 +3,7 @@
 #ifndef KILN_SERVER_ADMISSION_H_
 #define KILN_SERVER_ADMISSION_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ struct AdmissionPolicy {
 // What computes a run's reference outputs and latency.
 inline constexpr char kPythonReference[] = "python";
 inline constexpr char kNativeReference[] = "native_reference";
-// Baselines a request may name besides the reference.
+// Baselines a request may name besides the reference (and besides "solution:NAME", a solution
+// registered for the run's definition).
 const std::vector<std::string>& BaselineNames();
 
 // A request that passed admission, with the node's defaults filled in.
@@ -44,7 +46,10 @@ struct AdmittedRun {
   // reference), chosen on a CUDA backend when the node's python3 imports torch; else
   // kNativeReference.
   std::string reference_source;
-  std::vector<std::string> baselines;  // torch_eager | torch_compile, as requested
+  std::vector<std::string> baselines;  // torch_eager | torch_compile | solution:NAME, as requested
+  // The registered solution of every "solution:NAME" in `baselines`, keyed by that baseline name
+  // ("solution:NAME"), as it was when the run was admitted.
+  std::map<std::string, v1::Solution> solution_baselines;
   std::string principal;              // who submitted it; set by the service
   std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
 };
@@ -54,10 +59,14 @@ const std::vector<std::string>& TimingModeNames();
 // INVALID_ARGUMENT "mode: 'fast' is not one of official, kernelbench, robust".
 absl::Status ValidateMode(const std::string& mode);
 
+// The run's definition carries the operator's settings (server/definition_settings.h): its
+// tolerance and official-mode counts are fixed at admission.
 // Errors: NOT_FOUND for an unregistered definition; INVALID_ARGUMENT naming the field for bad
-// solutions, workloads, modes or backends; FAILED_PRECONDITION for what this node cannot do
-// (no reference this node can run, no workloads, a language its backend does not run, a Python
-// or Triton solution the node's Python cannot run, a torch baseline without torch).
+// solutions, workloads, modes, backends or baselines (a "solution:NAME" not registered for the
+// definition); FAILED_PRECONDITION for what this node cannot do (no reference this node can run,
+// no workloads, a language its backend does not run, a Python or Triton solution the node's
+// Python cannot run, a torch baseline without torch, a solution baseline in a language the
+// run's backend does not run).
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy);
 

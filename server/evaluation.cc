@@ -107,7 +107,10 @@ void Evaluation::Compile() {
   run_.set_queued_s(absl::ToDoubleSeconds(started - admitted_at_));
   EnterState(v1::RUN_COMPILING, 0, "compiling");
   candidate_ = CompileCandidate();
-  if (candidate_.has_value() && CompileReference()) needs_device_ = true;
+  if (candidate_.has_value() && CompileReference()) {
+    CompileSolutionBaselines();
+    needs_device_ = true;
+  }
   run_.set_compile_s(SecondsSince(started));
   node_.metrics->CompileFinished(run_.compile_s());
 }
@@ -170,6 +173,22 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
     return std::nullopt;
   }
   return result;
+}
+
+void Evaluation::CompileSolutionBaselines() {
+  for (const auto& [name, solution] : admitted_.solution_baselines) {
+    if (cancelled()) return;
+    DeadlineFlag deadline(cancel_.get(), node_.compile_timeout_s);
+    auto out = node_.compiler->Compile(solution, admitted_.backend->compile_target,
+                                       deadline.flag());
+    if (out.ok() && out->ok && !deadline.expired()) {
+      baseline_builds_[name] = *std::move(out);
+      continue;
+    }
+    std::string log = out.ok() ? out->log : std::string(out.status().message());
+    if (deadline.expired()) log = absl::StrCat("compile timed out\n", log);
+    baseline_build_errors_[name] = absl::StrCat("failed to compile: ", CompileErrorSummary(log));
+  }
 }
 
 bool Evaluation::CompileReference() {
@@ -235,6 +254,9 @@ void Evaluation::RunOnDevice(int device_slot) {
     job.reference = reference_.has_value() ? &*reference_ : nullptr;
     job.reference_source = admitted_.reference_source;
     job.baselines = &admitted_.baselines;
+    job.solution_baselines = &admitted_.solution_baselines;
+    job.baseline_builds = &baseline_builds_;
+    job.baseline_build_errors = &baseline_build_errors_;
     job.job_dir = absl::StrCat(node_.jobs_dir, "/", run_id(), "/w", i);
     WorkloadResult result = EvaluateWorkload(
         node_, job, [this](v1::RunState s) { OnWorkerStage(s); }, cancel_.get());

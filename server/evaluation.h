@@ -9,6 +9,7 @@
 #define KILN_SERVER_EVALUATION_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,9 @@ class Evaluation : public ScheduledRun {
  private:
   std::optional<CompileOutput> CompileCandidate();
   bool CompileReference();
+  // Builds every "solution:NAME" baseline (cache hits after the first run). A failure is the
+  // baseline's note, never the run's verdict.
+  void CompileSolutionBaselines();
   void OnWorkerStage(v1::RunState stage);
   // Archives `state` when it changed and announces it with `message`.
   void EnterState(v1::RunState state, int workload_index, const std::string& message);
@@ -85,6 +89,8 @@ class Evaluation : public ScheduledRun {
   std::vector<std::optional<v1::Trace>> traces_;
   std::optional<CompileOutput> candidate_;
   std::optional<CompileOutput> reference_;
+  std::map<std::string, CompileOutput> baseline_builds_;
+  std::map<std::string, std::string> baseline_build_errors_;
   bool needs_device_ = false;
   int device_index_ = 0;  // the device slot of RunOnDevice
   bool on_device_ = false;  // RunOnDevice was called

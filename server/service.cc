@@ -25,12 +25,6 @@ namespace {
 constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
 
-grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
-}
-
 absl::Status ValidateWorkloadList(const v1::Definition& def,
                                   const google::protobuf::RepeatedPtrField<v1::Workload>& list,
                                   const Limits& limits) {
@@ -54,6 +48,12 @@ absl::Status ValidateWorkloadList(const v1::Definition& def,
 }
 
 }  // namespace
+
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -288,6 +288,11 @@ absl::Status HarnessService::DoPutDefinition(const Principal& caller,
   // Definitions and their workloads are shared by every principal on the node.
   if (absl::Status s = RequireOperator(caller, "registering a definition"); !s.ok()) return s;
   v1::Definition def = request.definition();
+  if (def.has_timing_overrides()) {
+    return absl::InvalidArgumentError(
+        "definition.timing_overrides: not part of a definition; set timed-call counts with "
+        "SetDefinitionSettings (kiln defs set)");
+  }
   if (!def.has_native_reference()) {
     // flashinfer-trace definitions carry only a Python reference; kiln ships native ones.
     absl::StatusOr<std::optional<v1::Solution>> shipped = ShippedNativeReference(def.name());

@@ -36,6 +36,8 @@ struct ServiceContext {
 };
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
+// Finishes a unary call with `status` (converted with ToGrpcStatus).
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status);
 
 class HarnessService final : public v1::Harness::CallbackService {
  public:
@@ -66,6 +68,21 @@ class HarnessService final : public v1::Harness::CallbackService {
   // Operators only, like PutDefinition: blobs are shared by every workload on the node.
   grpc::ServerReadReactor<v1::PutBlobChunk>* PutBlob(grpc::CallbackServerContext* ctx,
                                                      v1::PutBlobResponse* response) override;
+  // service_registry.cc: definition settings and the solution registry.
+  grpc::ServerUnaryReactor* GetDefinition(grpc::CallbackServerContext* ctx,
+                                          const v1::GetDefinitionRequest* request,
+                                          v1::DefinitionDetail* response) override;
+  // Operators only: the settings judge every team's runs.
+  grpc::ServerUnaryReactor* SetDefinitionSettings(grpc::CallbackServerContext* ctx,
+                                                  const v1::SetDefinitionSettingsRequest* request,
+                                                  v1::DefinitionDetail* response) override;
+  // Operators only: registered solutions are every team's baselines.
+  grpc::ServerUnaryReactor* PutSolution(grpc::CallbackServerContext* ctx,
+                                        const v1::PutSolutionRequest* request,
+                                        v1::PutSolutionResponse* response) override;
+  grpc::ServerUnaryReactor* ListSolutions(grpc::CallbackServerContext* ctx,
+                                          const v1::ListSolutionsRequest* request,
+                                          v1::ListSolutionsResponse* response) override;
 
  private:
   // The caller named by the call's bearer token (UNAUTHENTICATED when there is none or it is
@@ -94,6 +111,11 @@ class HarnessService final : public v1::Harness::CallbackService {
   absl::Status DoGetNodeInfo(v1::NodeInfo* response);
   absl::Status DoGetLeaderboard(const Principal& caller, const v1::LeaderboardRequest& request,
                                 v1::Leaderboard* response);
+  absl::Status DoSetDefinitionSettings(const Principal& caller,
+                                       const v1::SetDefinitionSettingsRequest& request,
+                                       v1::DefinitionDetail* response);
+  absl::Status DoPutSolution(const Principal& caller, const v1::PutSolutionRequest& request,
+                             v1::PutSolutionResponse* response);
 
   ServiceContext context_;
 };

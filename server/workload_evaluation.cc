@@ -16,6 +16,7 @@
 #include "harness/compile/python_toolchain.h"
 #include "harness/model/json_interop.h"
 #include "harness/timing/protocol.h"
+#include "harness/verify/comparator.h"
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
 #include "harness/verify/integrity_policy.h"
@@ -112,17 +113,22 @@ struct RoleProgram {
   const CompileOutput* library = nullptr;  // the .so, or the Python solution's package
   std::string baseline;                    // the Python reference, as this baseline
   const v1::Solution* python_solution = nullptr;  // set: `library` is its package
+  std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
   bool python() const { return python_solution != nullptr || !baseline.empty(); }
 };
 
-RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, "", nullptr}; }
-RoleProgram Python(const std::string& baseline) { return RoleProgram{nullptr, baseline, nullptr}; }
-// The candidate as compiled: a library, or a Python/Triton package.
-RoleProgram Candidate(const WorkloadJob& job) {
-  const bool python = job.solution != nullptr && IsPythonLanguage(job.solution->spec().language());
-  return RoleProgram{job.candidate, "", python ? job.solution : nullptr};
+RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, "", nullptr, ""}; }
+RoleProgram Python(const std::string& baseline) {
+  return RoleProgram{nullptr, baseline, nullptr, baseline == "reference" ? "" : baseline};
 }
-RoleProgram WorkerOnly() { return RoleProgram{nullptr, "", nullptr}; }
+// A solution as compiled: a library, or a Python/Triton package.
+RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
+                  const std::string& label = "") {
+  const bool python = solution != nullptr && IsPythonLanguage(solution->spec().language());
+  return RoleProgram{build, "", python ? solution : nullptr, label};
+}
+RoleProgram Candidate(const WorkloadJob& job) { return Built(job.solution, job.candidate); }
+RoleProgram WorkerOnly() { return RoleProgram{nullptr, "", nullptr, ""}; }
 
 // The Python runner's arguments for `program` (after the interpreter).
 std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
@@ -179,7 +185,7 @@ RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerReque
   RoleRun run;
   const std::string folder = absl::StrCat(
       job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role,
-      program.baseline.empty() || program.baseline == "reference" ? "" : "_" + program.baseline);
+      program.label.empty() ? "" : "_" + program.label);
   run.started = MakeDirs(absl::StrCat(folder, "/out"));
   if (!run.started.ok()) return run;
   // Resolved now, before the worker runs, so the worker cannot move it.
@@ -344,6 +350,13 @@ void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
 // The key of a reference or baseline latency in the node's timing cache: what ran (the compiled
 // native reference, or the Python reference's source under this torch as `baseline`), the
 // workload, the mode, the backend and the device.
+// The key of a latency in the node's timing cache: `what` ran (a build's cache key, the Python
+// reference's source under a torch), the workload, the mode and its counts, the backend and the
+// device.
+std::string TimingCacheKeyOf(const NodeContext& node, const WorkloadJob& job, std::string what);
+
+// The key of a reference or baseline latency: what ran (the compiled native reference, or the
+// Python reference's source under this torch as `baseline`), then as TimingCacheKeyOf.
 std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
                            const std::string& baseline) {
   std::string what;
@@ -353,12 +366,81 @@ std::string TimingCacheKey(const NodeContext& node, const WorkloadJob& job,
                         Sha256Hex(job.definition->reference()));
   } else {
     what = job.reference->cache_key;
+    // Another baseline is another program than the native reference: entries of its own.
+    if (baseline != "reference") absl::StrAppend(&what, "|", baseline);
   }
+  return TimingCacheKeyOf(node, job, std::move(what));
+}
+
+std::string TimingCacheKeyOf(const NodeContext& node, const WorkloadJob& job, std::string what) {
   // A flush size other than the mode's default times differently: its own entries.
   const int64_t flush = HostFlushOverride(node, job);
-  const std::string mode = flush > 0 ? absl::StrCat(job.mode, "|flush=", flush) : job.mode;
+  std::string mode = flush > 0 ? absl::StrCat(job.mode, "|flush=", flush) : job.mode;
+  // So do timed-call counts other than the mode's (kiln defs set).
+  const auto counts = TimingConfigFor(job.mode, *job.definition);
+  const auto defaults = DefaultTimingConfig(job.mode);
+  if (counts.ok() && defaults.ok() &&
+      (counts->warmup() != defaults->warmup() || counts->iterations() != defaults->iterations() ||
+       counts->trials() != defaults->trials())) {
+    absl::StrAppend(&mode, "|counts=", counts->warmup(), "/", counts->iterations(), "/",
+                    counts->trials());
+  }
   return ReferenceTimingCache::Key(what, *job.workload, mode, job.backend->name,
                                    job.backend->devices[job.device_index]);
+}
+
+// How one named baseline is timed.
+struct BaselineProgram {
+  RoleProgram program;
+  std::string source;       // python (the definition's reference) | solution
+  std::string cache_key;    // its latency in the node's timing cache
+  std::string missing;      // why it cannot be timed ("" when it can)
+};
+
+// What a solution's worker is sent: `base` without the reference's source (a solution has no
+// use for it but to call it).
+v1::WorkerRequest SolutionRequest(const v1::WorkerRequest& base) {
+  v1::WorkerRequest request = base;
+  request.mutable_definition()->clear_reference();
+  request.mutable_definition()->clear_native_reference();
+  return request;
+}
+
+// torch_eager / torch_compile: the Python reference under torch; solution:NAME: the registered
+// solution's build, run like a candidate (without the reference's source) but trusted as
+// operator-registered code. `ordinal` numbers the solution baselines for their folders.
+BaselineProgram BaselineProgramOf(const NodeContext& node, const WorkloadJob& job,
+                                  const std::string& name, int ordinal) {
+  BaselineProgram out;
+  if (name.rfind("solution:", 0) != 0) {
+    out.program = Python(name);
+    out.source = kPythonReference;
+    out.cache_key = TimingCacheKey(node, job, name);
+    return out;
+  }
+  out.source = "solution";
+  const v1::Solution* solution = nullptr;
+  if (job.solution_baselines != nullptr) {
+    auto it = job.solution_baselines->find(name);
+    if (it != job.solution_baselines->end()) solution = &it->second;
+  }
+  const CompileOutput* build = nullptr;
+  if (job.baseline_builds != nullptr) {
+    auto it = job.baseline_builds->find(name);
+    if (it != job.baseline_builds->end()) build = &it->second;
+  }
+  if (solution == nullptr || build == nullptr) {
+    std::string why = "it was not built";
+    if (job.baseline_build_errors != nullptr) {
+      auto it = job.baseline_build_errors->find(name);
+      if (it != job.baseline_build_errors->end()) why = it->second;
+    }
+    out.missing = absl::StrCat(name, " ", why);
+    return out;
+  }
+  out.program = Built(solution, build, absl::StrCat("sol", ordinal));
+  out.cache_key = TimingCacheKeyOf(node, job, absl::StrCat("solution|", build->cache_key));
+  return out;
 }
 
 v1::BaselineResult Baseline(const std::string& name, const std::string& source,
@@ -389,6 +471,7 @@ void AddBaselines(const NodeContext& node, const WorkloadJob& job, const v1::Wor
       Baseline("reference", job.reference_source, ref_timing, ref_cached, out);
   if (job.baselines == nullptr) return;
   const bool python = job.reference_source == kPythonReference;
+  int solution_baselines = 0;
   for (const std::string& name : *job.baselines) {
     if (name == "torch_eager" && python) {
       v1::BaselineResult b = Baseline(name, kPythonReference, ref_timing, ref_cached, out);
@@ -396,21 +479,27 @@ void AddBaselines(const NodeContext& node, const WorkloadJob& job, const v1::Wor
       *out.detail.add_baselines() = std::move(b);
       continue;
     }
+    BaselineProgram what = BaselineProgramOf(node, job, name, ++solution_baselines);
     v1::BaselineResult missing;
     missing.set_name(name);
-    missing.set_source(kPythonReference);
+    missing.set_source(what.source);
     if (out.evaluation.status() != v1::PASSED) {
       missing.set_note("not measured: the candidate did not pass");
       *out.detail.add_baselines() = std::move(missing);
       continue;
     }
-    const std::string key = TimingCacheKey(node, job, name);
-    if (std::optional<v1::TimingResult> hit = node.reference_timings->Find(key); hit) {
-      *out.detail.add_baselines() = Baseline(name, kPythonReference, *hit, true, out);
+    if (!what.missing.empty()) {
+      missing.set_note(absl::StrCat("not measured: ", what.missing));
+      *out.detail.add_baselines() = std::move(missing);
       continue;
     }
-    RoleRun run = RunRole(node, job, base, Python(name), "baseline", /*measure=*/true, on_stage,
-                          cancel);
+    const std::string& key = what.cache_key;
+    if (std::optional<v1::TimingResult> hit = node.reference_timings->Find(key); hit) {
+      *out.detail.add_baselines() = Baseline(name, what.source, *hit, true, out);
+      continue;
+    }
+    RoleRun run = RunRole(node, job, what.source == "solution" ? SolutionRequest(base) : base,
+                          what.program, "baseline", /*measure=*/true, on_stage, cancel);
     if (!run.log.empty()) out.baseline_logs.emplace_back(name, run.log);
     if (!run.started.ok() || run.result.status() != v1::PASSED) {
       const std::string error =
@@ -419,8 +508,7 @@ void AddBaselines(const NodeContext& node, const WorkloadJob& job, const v1::Wor
       *out.detail.add_baselines() = std::move(missing);
       continue;
     }
-    v1::BaselineResult b =
-        Baseline(name, kPythonReference, run.result.timing(), /*cached=*/false, out);
+    v1::BaselineResult b = Baseline(name, what.source, run.result.timing(), /*cached=*/false, out);
     // A baseline is only a baseline if it computes what the reference computes.
     const int trials = base.trial_seeds_size();
     OutputVerdict agree = CompareOutputs(*job.definition, *job.workload, trials,
@@ -445,7 +533,10 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
                                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
   WorkloadResult out;
   out.detail.set_workload_index(job.index);
-  auto config = DefaultTimingConfig(job.mode);
+  // What the workload is judged with: the definition's tolerances and official-mode counts
+  // (kiln defs set included); the counts are recorded in the TimingResults.
+  *out.detail.mutable_tolerance() = ToleranceProto(*job.definition);
+  auto config = TimingConfigFor(job.mode, *job.definition);
   if (!config.ok()) {
     SetFailure(out, v1::RUNTIME_ERROR, std::string(config.status().message()), "");
     return out;
@@ -472,13 +563,8 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   *out.detail.mutable_reference_timing() = ref_timing;
 
   const double peak_gbps = PeakBandwidth(node, job, base, on_stage, cancel);
-  // The reference's source stays out of the candidate's process: a candidate has no use for
-  // it but to call it.
-  v1::WorkerRequest cand_request = base;
-  cand_request.mutable_definition()->clear_reference();
-  cand_request.mutable_definition()->clear_native_reference();
-  RoleRun cand = RunRole(node, job, cand_request, Candidate(job), "candidate", /*measure=*/true,
-                         on_stage, cancel);
+  RoleRun cand = RunRole(node, job, SolutionRequest(base), Candidate(job), "candidate",
+                         /*measure=*/true, on_stage, cancel);
   out.worker_log = cand.log;
   if (!AcceptCandidate(cand, out)) return out;
   *out.detail.mutable_timing() = cand.result.timing();

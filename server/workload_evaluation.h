@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,15 @@ struct WorkloadJob {
   const CompileOutput* candidate = nullptr;  // compiled, ok (a Python solution: its package)
   const CompileOutput* reference = nullptr;  // compiled, ok; null for a Python reference
   std::string reference_source;              // python | native_reference (admission.h)
-  const std::vector<std::string>* baselines = nullptr;  // torch_eager | torch_compile
+  // torch_eager | torch_compile | solution:NAME
+  const std::vector<std::string>* baselines = nullptr;
+  // The registered solution of every "solution:NAME" in `baselines`, keyed by that name (as
+  // admitted: AdmittedRun::solution_baselines).
+  const std::map<std::string, v1::Solution>* solution_baselines = nullptr;
+  // Their builds (a Python solution's checked package), keyed the same way; a baseline whose
+  // build failed is absent here and has the reason in `baseline_build_errors`.
+  const std::map<std::string, CompileOutput>* baseline_builds = nullptr;
+  const std::map<std::string, std::string>* baseline_build_errors = nullptr;
   std::string job_dir;  // this workload's folder; removed by the caller afterwards
 };
 

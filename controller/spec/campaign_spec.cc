@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "controller/spec/yaml_fields.h"
 #include "harness/definitions/builtins.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/solution_baseline.h"
 
 namespace kiln::controller {
 
@@ -86,12 +88,22 @@ absl::Status ReadBaseline(const YAML::Node& node, CampaignFiles& files, Campaign
   }
   if (node.IsScalar() && (node.Scalar() == "torch_eager" || node.Scalar() == "torch_compile")) {
     spec->baseline_is_reference = true;  // no solution of its own to evaluate
-    spec->torch_baseline = node.Scalar();
+    spec->harness_baseline = node.Scalar();
     return absl::OkStatus();
+  }
+  if (node.IsScalar()) {
+    if (std::optional<std::string> name = SolutionBaselineName(node.Scalar()); name.has_value()) {
+      // Registered on the harnesses (kiln solutions add): they time it, nothing to evaluate here.
+      if (absl::Status s = ValidateSolutionName(*name, "baseline"); !s.ok()) return s;
+      spec->baseline_is_reference = true;
+      spec->harness_baseline = node.Scalar();
+      return absl::OkStatus();
+    }
   }
   if (!node.IsMap()) {
     return FieldError("baseline",
-                      "expected 'reference', 'torch_eager', 'torch_compile' or {solution: FILE.json}");
+                      "expected 'reference', 'torch_eager', 'torch_compile', 'solution:NAME' (a "
+                      "registered solution) or {solution: FILE.json}");
   }
   if (absl::Status s = CheckKeys(node, "baseline", {"solution"}); !s.ok()) return s;
   std::string path;

@@ -124,9 +124,10 @@ struct CampaignSpec {
   v1::Definition definition;            // complete when from a file or built in; else name only
   std::vector<v1::Workload> workloads;  // empty: every workload registered on the harness
   bool baseline_is_reference = true;
-  // baseline: torch_eager | torch_compile — the definition's Python reference under torch,
-  // timed by the harness beside every candidate (EvaluateRequest.baselines); "" for none.
-  std::string torch_baseline;
+  // baseline: torch_eager | torch_compile (the definition's Python reference under torch) or
+  // solution:NAME (a solution registered on the harnesses for the definition): a baseline the
+  // harness times beside every candidate (EvaluateRequest.baselines); "" for none.
+  std::string harness_baseline;
   v1::Solution baseline;
   TargetSpec target;
   std::vector<AgentSpec> agents;

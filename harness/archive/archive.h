@@ -85,7 +85,29 @@ class Archive {
                              bool builtin);
   absl::StatusOr<v1::Definition> GetDefinition(const std::string& name);
   absl::StatusOr<std::vector<v1::Workload>> GetWorkloads(const std::string& definition);
+  // Every definition by name, with the settings an operator made (DefinitionSummary.settings).
   absl::StatusOr<v1::ListDefinitionsResponse> ListDefinitions();
+
+  // How an operator has a definition judged (kiln defs set). The settings are kept apart from
+  // the definition: PutDefinition leaves them alone. NOT_FOUND for an unknown definition; an
+  // empty message when none were made.
+  absl::StatusOr<v1::DefinitionSettings> GetDefinitionSettings(const std::string& definition);
+  // In one transaction: clears the stored settings when `reset`, then sets the fields set in
+  // `update` (validated by the caller), and returns what is stored now. A change of tolerance
+  // also clears the definition's integrity warning, which was found at the old tolerances.
+  absl::StatusOr<v1::DefinitionSettings> UpdateDefinitionSettings(
+      const std::string& definition, const v1::DefinitionSettings& update, bool reset);
+
+  // The solution registry: solutions stored under (definition, name), named by runs as the
+  // baseline "solution:NAME". PutSolution stores `solution` (validated by the caller) under
+  // solution.definition(), which must be registered (NOT_FOUND), as `name`: the same content
+  // already there is "unchanged"; other content is ALREADY_EXISTS unless `replace`.
+  absl::StatusOr<v1::PutSolutionResponse> PutSolution(const std::string& name,
+                                                      const v1::Solution& solution, bool replace);
+  // NOT_FOUND naming the definition and the name.
+  absl::StatusOr<v1::Solution> GetSolution(const std::string& definition, const std::string& name);
+  // By definition, then name; only `definition`'s when it is not empty.
+  absl::StatusOr<v1::ListSolutionsResponse> ListSolutions(const std::string& definition);
 
   // Small key/value store for the node (server secret, cached reference latencies).
   absl::StatusOr<std::optional<std::string>> GetSetting(const std::string& key);

@@ -159,8 +159,10 @@ absl::StatusOr<v1::ListDefinitionsResponse> Archive::ListDefinitions() {
     ARCHIVE_ASSIGN_OR_RETURN(
         Statement s,
         conn.Prepare("SELECT name, op_type, workload_count, builtin, has_native_reference, "
-                     "(SELECT value FROM settings WHERE key = 'integrity_warning:' || name) "
-                     "FROM definitions ORDER BY name"));
+                     "(SELECT value FROM settings WHERE key = 'integrity_warning:' || name), "
+                     "ds.atol, ds.rtol, ds.required_matched_ratio, ds.warmup, ds.iterations, "
+                     "ds.trials FROM definitions LEFT JOIN definition_settings ds "
+                     "ON ds.definition = definitions.name ORDER BY name"));
     for (;;) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return absl::OkStatus();
@@ -171,6 +173,8 @@ absl::StatusOr<v1::ListDefinitionsResponse> Archive::ListDefinitions() {
       summary->set_builtin(s.ColumnInt(3) != 0);
       summary->set_has_native_reference(s.ColumnInt(4) != 0);
       summary->set_integrity_warning(std::string(s.ColumnBlob(5)));
+      v1::DefinitionSettings settings = archive::DefinitionSettingsColumns(s, 6);
+      if (settings.ByteSizeLong() > 0) *summary->mutable_settings() = std::move(settings);
     }
   }));
   return response;

@@ -1,5 +1,6 @@
 // Archive's private state, shared by the files that implement its parts (archive.cc,
-// archive_runs.cc, archive_run_reads.cc, archive_definitions.cc).
+// archive_runs.cc, archive_run_reads.cc, archive_definitions.cc, archive_definition_settings.cc,
+// archive_solutions.cc).
 #ifndef KILN_HARNESS_ARCHIVE_ARCHIVE_IMPL_H_
 #define KILN_HARNESS_ARCHIVE_ARCHIVE_IMPL_H_
 
@@ -39,6 +40,9 @@ struct Archive::Impl {
 
 namespace archive {
 int64_t NowUnixMs();
+// The six definition_settings columns (atol, rtol, required_matched_ratio, warmup, iterations,
+// trials) of the current row from column `first` on; NULL columns stay unset.
+v1::DefinitionSettings DefinitionSettingsColumns(const Statement& s, int first);
 }  // namespace archive
 
 }  // namespace kiln

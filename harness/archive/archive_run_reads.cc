@@ -2,6 +2,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "harness/archive/archive.h"
 #include "harness/archive/archive_impl.h"
 #include "harness/archive/artifact_rows.h"
@@ -27,7 +28,7 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
                    "status, reason, mode, backend, created_ms, finished_ms, queued_s, "
                    "compile_s, verify_s, timing_s, compile_log_sha, compile_cache_hit, "
                    "solution_json, registered_workloads, device_index, device_name, "
-                   "device_pci_bus_id FROM runs WHERE run_id = ?1"));
+                   "device_pci_bus_id, baselines FROM runs WHERE run_id = ?1"));
   s.BindText(1, run_id);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("run '", run_id, "' not found"));
@@ -54,6 +55,9 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
   run.set_device_index(static_cast<int32_t>(s.ColumnInt(20)));
   run.set_device_name(s.ColumnText(21));
   run.set_device_pci_bus_id(s.ColumnText(22));
+  for (absl::string_view baseline : absl::StrSplit(s.ColumnText(23), '\n', absl::SkipEmpty())) {
+    run.add_baselines(std::string(baseline));
+  }
   ARCHIVE_ASSIGN_OR_RETURN(*run.mutable_solution(),
                            archive::SolutionFromStoredJson(s.ColumnText(18)));
   return compile_log_sha;

@@ -1,6 +1,7 @@
 #include "harness/archive/run_rows.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "harness/archive/artifact_rows.h"
 #include "harness/archive/solution_json.h"
 #include "harness/archive/status_macros.h"
@@ -31,9 +32,9 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
           "INSERT INTO runs (run_id, definition, solution_name, solution_hash, author, "
           "principal, state, status, reason, mode, backend, created_ms, finished_ms, queued_s, "
           "compile_s, verify_s, timing_s, compile_cache_hit, solution_json, updated_ms, "
-          "registered_workloads, device_index, device_name, device_pci_bus_id) VALUES (?1, ?2, "
-          "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-          "?21, ?22, ?23, ?24)"));
+          "registered_workloads, device_index, device_name, device_pci_bus_id, baselines) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+          "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"));
   s.BindText(1, run.run_id());
   s.BindText(2, FirstNonEmpty(run.definition(), run.solution().definition()));
   s.BindText(3, FirstNonEmpty(run.solution_name(), run.solution().name()));
@@ -58,6 +59,7 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
   s.BindInt(22, run.device_index());
   s.BindText(23, run.device_name());
   s.BindText(24, run.device_pci_bus_id());
+  s.BindText(25, absl::StrJoin(run.baselines(), "\n"));
   return s.Run();
 }
 

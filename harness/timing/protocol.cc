@@ -249,6 +249,17 @@ absl::StatusOr<v1::TimingConfig> DefaultTimingConfig(const std::string& mode) {
   return c;
 }
 
+absl::StatusOr<v1::TimingConfig> TimingConfigFor(const std::string& mode,
+                                                 const v1::Definition& def) {
+  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig(mode);
+  if (!config.ok() || config->mode() != "official") return config;
+  const v1::TimingOverrides& o = def.timing_overrides();
+  if (o.has_warmup()) config->set_warmup(o.warmup());
+  if (o.has_iterations()) config->set_iterations(o.iterations());
+  if (o.has_trials()) config->set_trials(o.trials());
+  return config;
+}
+
 absl::StatusOr<v1::TimingResult> RunTimingProtocol(const v1::TimingConfig& config,
                                                    TimedDevice& device, const TimedCall& work) {
   const std::string& mode = config.mode();

@@ -60,6 +60,14 @@ struct TimedCall {
 // robust (and 256 MiB for kernelbench).
 absl::StatusOr<v1::TimingConfig> DefaultTimingConfig(const std::string& mode);
 
+// The config a workload of `def` is timed with in `mode`: the mode's defaults, with the
+// definition's timed-call counts (Definition.timing_overrides, from `kiln defs set`) in official
+// mode, the flashinfer-bench protocol whose counts the contest set per definition. kernelbench
+// keeps KernelBench's fixed protocol and robust its stopping rule: their numbers stay comparable
+// across definitions.
+absl::StatusOr<v1::TimingConfig> TimingConfigFor(const std::string& mode,
+                                                 const v1::Definition& def);
+
 // Runs the protocol. Any error from the callbacks or the device aborts and is returned
 // unchanged. A config out of range (trials < 1, ...) is INVALID_ARGUMENT naming the field; a
 // robust run whose every sample was throttled is UNAVAILABLE.

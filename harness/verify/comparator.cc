@@ -113,6 +113,15 @@ Tolerances TolerancesFor(const v1::Definition& def) {
   return tol;
 }
 
+v1::Tolerance ToleranceProto(const v1::Definition& def) {
+  const Tolerances tol = TolerancesFor(def);
+  v1::Tolerance out;
+  out.set_atol(tol.atol);
+  out.set_rtol(tol.rtol);
+  out.set_required_matched_ratio(tol.required_matched_ratio);
+  return out;
+}
+
 Comparison CompareTensors(v1::DType dtype, const void* got, const void* expected, int64_t numel,
                           const Tolerances& tol) {
   Tally t;

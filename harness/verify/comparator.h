@@ -8,18 +8,22 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/model/definition_settings.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln {
 
 struct Tolerances {
-  double atol = 1e-2;
-  double rtol = 1e-2;
-  double required_matched_ratio = 1.0;
+  double atol = kDefaultAtol;
+  double rtol = kDefaultRtol;
+  double required_matched_ratio = kDefaultRequiredMatchedRatio;
 };
 
 // Tolerances of a definition: its kiln `tolerance` extension where set, else the defaults.
+// (A run's definition carries the operator's settings in that extension: definition_settings.h.)
 Tolerances TolerancesFor(const v1::Definition& def);
+// The same as the message a trace records them in (TraceDetail.tolerance).
+v1::Tolerance ToleranceProto(const v1::Definition& def);
 
 struct Comparison {
   bool passed = false;

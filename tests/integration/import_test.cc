@@ -197,7 +197,7 @@ TEST_CASE("defs import registers the flashinfer-trace dataset, listing workloads
   CHECK(imported.out.find(std::to_string(registered) + " registered") != std::string::npos);
 }
 
-TEST_CASE("defs import uploads real blobs, checks their tensors and lists solutions") {
+TEST_CASE("defs import uploads real blobs, checks their tensors and registers solutions") {
   ScratchDir dir;
   const fs::path ds = dir / "dataset";
   // Two definitions made from the test data's scale_add_f32 (its native reference included, so
@@ -254,6 +254,13 @@ TEST_CASE("defs import uploads real blobs, checks their tensors and lists soluti
   CHECK(r.out.find("kiln submit --definition blob_scale_add_f32 --solution " +
                    solution_file.string()) != std::string::npos);
   CHECK(r.out.find("'tilelang' is not a language kiln evaluates") != std::string::npos);
+  // The valid solution is in the registry, as the baseline solution:blob_scale_add_cpp.
+  Completed solutions = harness.Kiln({"solutions", "list", "--json"});
+  INFO(solutions.Describe());
+  const json registry = json::parse(solutions.out)["solutions"];
+  REQUIRE(registry.size() == 1);
+  CHECK(registry[0]["name"] == "blob_scale_add_cpp");
+  CHECK(registry[0]["definition"] == "blob_scale_add_f32");
 
   const std::map<std::string, json> defs = ListDefinitions(harness);
   REQUIRE(defs.count("blob_scale_add_f32") == 1);
@@ -275,6 +282,7 @@ TEST_CASE("defs import uploads real blobs, checks their tensors and lists soluti
   CHECK(report["definitions"][0]["workloads_registered"] == 2);
   CHECK(report["definitions"][0]["left_out"][0]["uuid"] == "wl-missing");
   CHECK(report["solutions"].size() == 2);
+  CHECK(report["summary"]["solutions_already_registered"] == 1);
 
   // The solution.json, unchanged, evaluates on the workload whose input comes from the uploaded
   // blob (that workload alone, to keep the timing short).

@@ -80,6 +80,22 @@ TEST_CASE("a run round-trips through create, stage changes, traces and finish") 
   CHECK(logs == 1);
 }
 
+TEST_CASE("the baselines a run asked for are kept with it, in order") {
+  TempDir tmp;
+  auto archive = OpenArchive(tmp.path());
+  v1::Run run = MakeRun("run-1", "gemm", 1000);
+  run.add_baselines("solution:flashinfer_wrapper_9c4b1e");
+  run.add_baselines("torch_eager");
+  REQUIRE(archive->CreateRun(run).ok());
+  REQUIRE(archive->CreateRun(MakeRun("run-2", "gemm", 1001)).ok());
+  auto stored = archive->GetRun("run-1", false);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->baselines_size() == 2);
+  CHECK(stored->baselines(0) == "solution:flashinfer_wrapper_9c4b1e");
+  CHECK(stored->baselines(1) == "torch_eager");
+  CHECK(archive->GetRun("run-2", false)->baselines_size() == 0);
+}
+
 TEST_CASE("run means cover only the traces that were timed") {
   TempDir tmp;
   auto archive = OpenArchive(tmp.path());

@@ -7,7 +7,6 @@
 #include <vector>
 
 using namespace kiln;
-using cli::Baseline;
 using cli::WorkloadOutcome;
 
 namespace {
@@ -83,8 +82,8 @@ const cli::Competitor& Find(const cli::DefinitionReport& report, const std::stri
   return report.competitors.front();
 }
 
-constexpr int kRef = static_cast<int>(Baseline::kReference);
-constexpr int kEager = static_cast<int>(Baseline::kTorchEager);
+constexpr int kRef = cli::kReferenceBaseline;
+constexpr int kEager = 1;  // kStandardBaselines: reference, torch_eager, torch_compile
 
 }  // namespace
 
@@ -173,14 +172,14 @@ TEST_CASE("an unmeasured baseline makes fast_p unavailable, not 0") {
   CHECK(report->workloads[1].baselines[kEager].latency_ms == 0);
   CHECK(report->workloads[1].baselines[kEager].note == "torch is not installed on this node");
 
-  const cli::Json json = cli::DefinitionReportJson(*report, Baseline::kTorchEager);
+  const cli::Json json = cli::DefinitionReportJson(*report, "torch_eager");
   const cli::Json& c = json["competitors"][0];
   CHECK(c["fast_p"]["torch_eager"].is_null());
   CHECK(c["fast_p"]["reference"]["1.0"] == Approx(1.0));
   CHECK(c["score"] == Approx(2.0));  // mean of 1.0 / 0.5 and 2.0 / 1.0
   CHECK(json["workloads"][1]["baselines"]["torch_eager"]["latency_ms"].is_null());
   CHECK(json["workloads"][0]["baselines"]["reference"]["source"] == "native_reference");
-  const std::string text = cli::DefinitionReportText(*report, Baseline::kTorchEager);
+  const std::string text = cli::DefinitionReportText(*report, "torch_eager");
   CHECK_THAT(text, Catch::Contains("n/a"));
   CHECK_THAT(text, Catch::Contains("unavailable"));
 }
@@ -252,9 +251,9 @@ TEST_CASE("no runs give an empty report with the reason") {
   REQUIRE(none.ok());
   CHECK(none->competitors.empty());
   CHECK(none->empty_reason == "no runs of vector_add_f32 yet");
-  CHECK_THAT(cli::DefinitionReportText(*none, Baseline::kReference),
+  CHECK_THAT(cli::DefinitionReportText(*none, "reference"),
              Catch::Contains("no runs of vector_add_f32 yet"));
-  CHECK(cli::DefinitionReportJson(*none, Baseline::kReference)["empty_reason"] ==
+  CHECK(cli::DefinitionReportJson(*none, "reference")["empty_reason"] ==
         "no runs of vector_add_f32 yet");
 
   std::vector<v1::Run> runs = {MakeRun("kb", "team-red", {0.5, 1.0})};
@@ -302,7 +301,7 @@ TEST_CASE("the SVG is well formed, names every team and has the p ticks and fini
                                MakeRun("green-1", "team-green", {0, 0})};
   absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
   REQUIRE(report.ok());
-  const std::string svg = cli::DefinitionReportSvg(*report, Baseline::kReference);
+  const std::string svg = cli::DefinitionReportSvg(*report, "reference");
   INFO(svg);
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK_THAT(svg, Catch::Contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""));
@@ -355,7 +354,60 @@ TEST_CASE("the SVG is well formed, names every team and has the p ticks and fini
 TEST_CASE("the SVG of an empty report says why") {
   absl::StatusOr<cli::DefinitionReport> none = cli::BuildDefinitionReport({}, Options());
   REQUIRE(none.ok());
-  const std::string svg = cli::DefinitionReportSvg(*none, Baseline::kReference);
+  const std::string svg = cli::DefinitionReportSvg(*none, "reference");
   CHECK_THAT(svg, Catch::Contains("no runs of vector_add_f32 yet"));
   CHECK_THAT(svg, Catch::EndsWith("</svg>\n"));
+}
+
+TEST_CASE("a solution baseline from the traces gets its own column, speedups and fast_p") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0})};
+  AddBaseline(runs[0].mutable_traces(0), "reference", 1.0);
+  AddBaseline(runs[0].mutable_traces(0), "solution:flashinfer_wrapper_9c4b1e", 0.25);
+  AddBaseline(runs[0].mutable_traces(1), "reference", 2.0);
+  AddBaseline(runs[0].mutable_traces(1), "solution:flashinfer_wrapper_9c4b1e", 2.0);
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const int b = cli::BaselineIndex(*report, "solution:flashinfer_wrapper_9c4b1e");
+  REQUIRE(b == 3);  // after the standard three
+  const cli::Competitor& red = report->competitors[0];
+  CHECK(red.workloads[0].speedup[b] == Approx(0.5));  // 0.25 / 0.5
+  CHECK(red.workloads[1].speedup[b] == Approx(2.0));  // 2.0 / 1.0
+  CHECK(*red.score[b] == Approx(1.25));
+  CHECK(*red.fast_p[b][2] == Approx(0.5));  // p = 1: only the second workload is faster
+
+  const cli::Json json = cli::DefinitionReportJson(*report, "solution:flashinfer_wrapper_9c4b1e");
+  CHECK(json["baseline"] == "solution:flashinfer_wrapper_9c4b1e");
+  CHECK(json["workloads"][0]["baselines"]["solution:flashinfer_wrapper_9c4b1e"]["latency_ms"] ==
+        Approx(0.25));
+  CHECK(json["competitors"][0]["mean_speedup"]["solution:flashinfer_wrapper_9c4b1e"] ==
+        Approx(1.25));
+  const std::string text = cli::DefinitionReportText(*report, "solution:flashinfer_wrapper_9c4b1e");
+  CHECK_THAT(text, Catch::Contains("solution:flashinfer_wrapper_9c4b1e ms"));
+  CHECK_THAT(text, Catch::Contains("mean vs solution:flashinfer_wrapper_9c4b1e"));
+}
+
+TEST_CASE("a solution baseline asked for but never timed is in the report without numbers") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0})};
+  cli::DefinitionReportOptions options = Options();
+  options.baselines.push_back("solution:never_timed");
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, options);
+  REQUIRE(report.ok());
+  const int b = cli::BaselineIndex(*report, "solution:never_timed");
+  REQUIRE(b >= 0);
+  CHECK(report->workloads[0].baselines[b].note == "not requested by any ranked run");
+  CHECK_FALSE(report->competitors[0].score[b].has_value());
+  CHECK_THAT(cli::DefinitionReportText(*report, "solution:never_timed"),
+             Catch::Contains("fast_p vs solution:never_timed unavailable"));
+  CHECK_THAT(cli::DefinitionReportSvg(*report, "solution:never_timed"),
+             Catch::Contains("fast_p vs solution:never_timed"));
+}
+
+TEST_CASE("report baselines are the standard three or solution:NAME") {
+  CHECK(*cli::ParseBaseline("torch_compile") == "torch_compile");
+  CHECK(*cli::ParseBaseline("solution:flashinfer_wrapper_9c4b1e") ==
+        "solution:flashinfer_wrapper_9c4b1e");
+  CHECK_THAT(std::string(cli::ParseBaseline("torch_jit").status().message()),
+             Catch::Contains("solution:NAME"));
+  CHECK_FALSE(cli::ParseBaseline("solution:").ok());
+  CHECK_FALSE(cli::ParseBaseline("solution:a b").ok());
 }

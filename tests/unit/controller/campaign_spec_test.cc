@@ -97,8 +97,22 @@ TEST_CASE("campaign file errors name the offending field") {
         files);
     REQUIRE(torch.ok());
     CHECK(torch->baseline_is_reference);
-    CHECK(torch->torch_baseline == "torch_compile");
+    CHECK(torch->harness_baseline == "torch_compile");
   }
+  {
+    // A solution registered on the harnesses is passed on by name, as the harness's baseline.
+    DiskCampaignFiles files(kExamples);
+    absl::StatusOr<CampaignSpec> registered =
+        ParseCampaignSpec(Replace(yaml, "baseline:\n  solution: matmul_naive.json",
+                                  "baseline: solution:flashinfer_wrapper_9c4b1e"),
+                          files);
+    REQUIRE(registered.ok());
+    CHECK(registered->baseline_is_reference);
+    CHECK(registered->harness_baseline == "solution:flashinfer_wrapper_9c4b1e");
+  }
+  CHECK_THAT(message(ParseWith(Replace(yaml, "baseline:\n  solution: matmul_naive.json",
+                                       "baseline: \"solution:\""))),
+             Catch::StartsWith("baseline:"));
   CHECK_THAT(message(ParseWith(
                  Replace(yaml, "definition: matmul_f32_k128.json", "definition: ../etc/x.json"))),
              Catch::StartsWith("definition:"));

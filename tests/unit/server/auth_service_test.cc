@@ -71,7 +71,7 @@ v1::EvaluateRequest AddRequest(const std::string& name) {
   return testing::VectorAddRequest(testing::VectorAddSolution(name, "c[i] = a[i] + b[i];"), 1024);
 }
 
-// The status of each of the eight RPCs called with `token`.
+// The status of each of the twelve unary and server-streaming RPCs called with `token`.
 std::map<std::string, grpc::StatusCode> EveryRpc(v1::Harness::Stub& stub,
                                                  const std::string& token) {
   std::map<std::string, grpc::StatusCode> codes;
@@ -101,6 +101,21 @@ std::map<std::string, grpc::StatusCode> EveryRpc(v1::Harness::Stub& stub,
   v1::Leaderboard board;
   codes["GetLeaderboard"] =
       stub.GetLeaderboard(As(token).get(), board_request, &board).error_code();
+  v1::GetDefinitionRequest get_definition;
+  get_definition.set_name("vector_add_f32");
+  v1::DefinitionDetail detail;
+  codes["GetDefinition"] =
+      stub.GetDefinition(As(token).get(), get_definition, &detail).error_code();
+  v1::SetDefinitionSettingsRequest set_settings;
+  set_settings.set_definition("vector_add_f32");  // no field set: changes nothing
+  codes["SetDefinitionSettings"] =
+      stub.SetDefinitionSettings(As(token).get(), set_settings, &detail).error_code();
+  v1::PutSolutionResponse put_solution;
+  codes["PutSolution"] =
+      stub.PutSolution(As(token).get(), v1::PutSolutionRequest(), &put_solution).error_code();
+  v1::ListSolutionsResponse solutions;
+  codes["ListSolutions"] =
+      stub.ListSolutions(As(token).get(), v1::ListSolutionsRequest(), &solutions).error_code();
   return codes;
 }
 
@@ -109,7 +124,7 @@ TEST_CASE("every RPC refuses a call without a token or with an unknown one") {
   for (const std::string& token : {std::string(), std::string("not-a-token")}) {
     INFO("token '" << token << "'");
     auto codes = EveryRpc(node.stub(), token);
-    REQUIRE(codes.size() == 8);
+    REQUIRE(codes.size() == 12);
     for (const auto& [rpc, code] : codes) {
       INFO(rpc);
       CHECK(code == grpc::StatusCode::UNAUTHENTICATED);
@@ -124,15 +139,24 @@ TEST_CASE("each role reaches the RPCs its role allows") {
   AuthNode node;
   using C = grpc::StatusCode;
   // GetRun and GetArtifact ask for things that do not exist: NOT_FOUND means "allowed to ask".
-  const std::map<std::string, C> team = {
-      {"Evaluate", C::OK},        {"GetRun", C::NOT_FOUND},
-      {"ListRuns", C::OK},        {"GetArtifact", C::NOT_FOUND},
-      {"ListDefinitions", C::OK}, {"PutDefinition", C::PERMISSION_DENIED},
-      {"GetNodeInfo", C::OK},     {"GetLeaderboard", C::OK}};
+  const std::map<std::string, C> team = {{"Evaluate", C::OK},
+                                         {"GetRun", C::NOT_FOUND},
+                                         {"ListRuns", C::OK},
+                                         {"GetArtifact", C::NOT_FOUND},
+                                         {"ListDefinitions", C::OK},
+                                         {"PutDefinition", C::PERMISSION_DENIED},
+                                         {"GetNodeInfo", C::OK},
+                                         {"GetLeaderboard", C::OK},
+                                         {"GetDefinition", C::OK},
+                                         {"SetDefinitionSettings", C::PERMISSION_DENIED},
+                                         {"PutSolution", C::PERMISSION_DENIED},
+                                         {"ListSolutions", C::OK}};
   std::map<std::string, C> agent = team;
   agent["GetLeaderboard"] = C::PERMISSION_DENIED;
   std::map<std::string, C> ops = team;
   ops["PutDefinition"] = C::INVALID_ARGUMENT;  // allowed; the empty definition is refused
+  ops["SetDefinitionSettings"] = C::OK;
+  ops["PutSolution"] = C::INVALID_ARGUMENT;  // allowed; the empty solution is refused
   CHECK(EveryRpc(node.stub(), kRed) == team);
   CHECK(EveryRpc(node.stub(), kBot) == agent);
   CHECK(EveryRpc(node.stub(), kOps) == ops);

@@ -107,7 +107,7 @@ TEST_CASE("baselines are validated at admission, naming the field") {
     EvaluateOutcome out = Evaluate(node.stub(), request);
     CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
     CHECK(out.status.error_message() ==
-          "baselines[0]: 'torch_jit' is not one of torch_eager, torch_compile");
+          "baselines[0]: 'torch_jit' is not one of torch_eager, torch_compile or solution:NAME");
   }
   SECTION("a baseline named twice") {
     request.add_baselines("torch_compile");

@@ -102,6 +102,26 @@ TEST_CASE("default timing configs follow DESIGN section 5") {
   CHECK(std::string(bad.status().message()).find("'fastest'") != std::string::npos);
 }
 
+TEST_CASE("a definition's timed-call counts replace official mode's and no other mode's") {
+  v1::Definition def;
+  def.mutable_timing_overrides()->set_warmup(1);
+  def.mutable_timing_overrides()->set_iterations(5);
+  auto official = TimingConfigFor("official", def);
+  REQUIRE(official.ok());
+  CHECK(official->warmup() == 1);
+  CHECK(official->iterations() == 5);
+  CHECK(official->trials() == 3);  // not set: the default
+  for (const std::string mode : {"kernelbench", "robust"}) {
+    INFO(mode);
+    auto other = TimingConfigFor(mode, def);
+    REQUIRE(other.ok());
+    CHECK(other->SerializeAsString() == Config(mode).SerializeAsString());
+  }
+  CHECK(TimingConfigFor("official", v1::Definition())->SerializeAsString() ==
+        Config("official").SerializeAsString());
+  CHECK_FALSE(TimingConfigFor("fastest", def).ok());
+}
+
 TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   ScriptedDevice dev;
   CountingWork work;

@@ -1,0 +1,59 @@
+// The settings an operator gives one definition (`kiln defs set`, DefinitionSettings): the
+// tolerances its outputs are compared with and the timed-call counts of official mode. The MLSys
+// 2026 contest judged some definitions this way (MoE: atol 1, rtol 0.3, matched ratio 0.9).
+//
+//   v1::DefinitionSettings stored = ...;           // from the archive
+//   v1::Definition def = ...;                      // as registered
+//   ApplyDefinitionSettings(stored, &def);         // what a run is evaluated with
+//
+// A set tolerance replaces the definition's own `tolerance` field by field (an unset one keeps
+// the definition's value, else flashinfer-bench's default); the counts become
+// Definition.timing_overrides, which the timing code applies to official mode.
+#ifndef KILN_HARNESS_MODEL_DEFINITION_SETTINGS_H_
+#define KILN_HARNESS_MODEL_DEFINITION_SETTINGS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "kiln/v1/harness.pb.h"
+#include "kiln/v1/types.pb.h"
+
+namespace kiln {
+
+// flashinfer-bench's comparison defaults.
+inline constexpr double kDefaultAtol = 1e-2;
+inline constexpr double kDefaultRtol = 1e-2;
+inline constexpr double kDefaultRequiredMatchedRatio = 1.0;
+
+// The largest counts accepted: beyond them a workload's timing takes longer than any sensible
+// evaluation (and a worker's wall-clock limit).
+inline constexpr int kMaxWarmup = 1000;
+inline constexpr int kMaxIterations = 10000;
+inline constexpr int kMaxTrials = 100;
+
+// How errors name a field: as the RPC's field ("settings.atol") or as the CLI's flag ("--atol").
+enum class SettingNames { kField, kFlag };
+
+// Every field that is set must be in range: atol and rtol finite and >= 0, the matched ratio in
+// (0, 1], warmup 0..kMaxWarmup, iterations 1..kMaxIterations, trials 1..kMaxTrials.
+// INVALID_ARGUMENT naming the first bad field ("--atol: must be >= 0, got -1").
+absl::Status ValidateDefinitionSettings(const v1::DefinitionSettings& settings, SettingNames names);
+
+// `stored` with every field set in `update` replacing its own.
+v1::DefinitionSettings MergeDefinitionSettings(const v1::DefinitionSettings& stored,
+                                               const v1::DefinitionSettings& update);
+
+// Applies `settings` to the definition a run is evaluated with: tolerance fields replaced
+// (a definition without `tolerance` gets one, completed with the defaults) and the counts set in
+// timing_overrides. A definition with no setting is left as it is.
+void ApplyDefinitionSettings(const v1::DefinitionSettings& settings, v1::Definition* def);
+
+// The fields set, as "atol=1 rtol=0.3 required_matched_ratio=0.9 iterations=5"; "" for none.
+std::string DefinitionSettingsText(const v1::DefinitionSettings& settings);
+
+// The CLI flag of a setting: "required_matched_ratio" -> "--required-matched-ratio".
+std::string SettingFlag(const std::string& name);
+
+}  // namespace kiln
+
+#endif  // KILN_HARNESS_MODEL_DEFINITION_SETTINGS_H_
