@@ -253,6 +253,7 @@ class AdmissionArchive {
     }
     backends_ = *ResolveNodeBackends("host");
     policy_.backends = &backends_;
+    policy_.python = &python_;
   }
   ~AdmissionArchive() {
     archive_.reset();
@@ -267,8 +268,28 @@ class AdmissionArchive {
   std::string dir_;
   std::unique_ptr<Archive> archive_;
   std::vector<NodeBackend> backends_;
+  // A node whose Python runs solutions on the host (torch on the CPU), as probed.
+  PythonRuntime python_{[] {
+    PythonReference p;
+    p.torch = true;
+    p.python = "python3";
+    p.torch_version = "test";
+    return p;
+  }()};
   AdmissionPolicy policy_;
 };
+
+TEST_CASE("admission refuses a solution baseline the node's Python cannot run") {
+  AdmissionArchive a;
+  v1::Solution triton = PythonBaseline();
+  triton.mutable_spec()->set_language("triton");
+  REQUIRE(a.archive().PutSolution("tr", triton, false).ok());
+  v1::EvaluateRequest request = VectorAddRequest(Adder("candidate"));
+  request.add_baselines("solution:tr");
+  absl::StatusOr<AdmittedRun> run = a.Admit(request);
+  CHECK(absl::IsFailedPrecondition(run.status()));
+  CHECK(std::string(run.status().message()).rfind("baselines[0]: solution 'tr' (triton) cannot run here", 0) == 0);
+}
 
 TEST_CASE("admission resolves solution:NAME into the solution the jobs receive") {
   AdmissionArchive a;
