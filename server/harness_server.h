@@ -19,8 +19,9 @@ struct HarnessOptions {
   std::string gpus = "all";                // CUDA devices served: all | "0,2,5" (--gpus)
   std::string default_mode = "official";   // official | kernelbench | robust
   std::string worker_path;                 // empty: kiln-worker next to this executable
-  // The python3 whose torch runs definitions' Python references ("none": native references
-  // only). Probed at start; without torch the node falls back to native references.
+  // The python3 whose torch runs definitions' Python references and Python/Triton solutions
+  // ("none": native references only, no Python solutions). Probed at start in the background;
+  // without torch the node falls back to native references and refuses Python solutions.
   std::string python = "python3";
   std::string include_dir;                 // empty: found next to the executable or in source
   int compile_threads = 2;

@@ -34,7 +34,8 @@ ABSL_FLAG(int64_t, host_flush_mb, 0,
           "last-level cache or kernelbench's 256 MiB); recorded with every timing");
 ABSL_FLAG(std::string, python, "python3",
           "the python3 whose torch runs definitions' Python references (flashinfer-bench "
-          "run()); none: native references only");
+          "run()) and Python/Triton solutions; none: native references only, no Python "
+          "solutions");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
