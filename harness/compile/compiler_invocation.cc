@@ -82,17 +82,21 @@ absl::StatusOr<CompileOutput> RunCompiler(CompilerInvocation invocation,
   opts.max_captured_bytes = kMaxLogBytes;
   absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
   if (!run.ok()) return run.status();
-  if (run->cancelled) return absl::CancelledError("compilation cancelled");
+  return CompileOutcome(*std::move(run), output_path, "compiler");
+}
 
+absl::StatusOr<CompileOutput> CompileOutcome(ProcessResult run, const std::string& output_path,
+                                             const std::string& what) {
+  if (run.cancelled) return absl::CancelledError("compilation cancelled");
   CompileOutput out;
-  out.log = std::move(run->output);
-  out.seconds = run->wall_s;
-  if (run->timed_out || run->term_signal != 0) {
+  out.log = std::move(run.output);
+  out.seconds = run.wall_s;
+  if (run.timed_out || run.term_signal != 0) {
     out.deterministic = false;
-    absl::StrAppend(&out.log, "[kiln] compiler ", run->Describe(), "\n");
+    absl::StrAppend(&out.log, "[kiln] ", what, " ", run.Describe(), "\n");
     return out;
   }
-  out.ok = run->exit_code == 0;
+  out.ok = run.exit_code == 0;
   if (out.ok) out.library_path = output_path;
   return out;
 }

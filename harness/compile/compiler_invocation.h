@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "harness/compile/toolchain.h"
+#include "harness/sandbox/process.h"
 #include "harness/sandbox/sandbox.h"
 #include "kiln/v1/types.pb.h"
 
@@ -36,6 +37,12 @@ struct CompilerInvocation {
   std::string work_dir;
   std::vector<std::string> readonly_paths;
 };
+
+// The CompileOutput of a finished compiler process that was to write `output_path`: its output
+// as the log, ok when it exited 0; a killed or timed-out one is ok=false and not deterministic,
+// with `what` ("compiler") and how it ended appended to the log. CANCELLED when it was cancelled.
+absl::StatusOr<CompileOutput> CompileOutcome(ProcessResult run, const std::string& output_path,
+                                             const std::string& what);
 
 // Runs the compiler for `units` into `output_path`. A killed or timed-out compiler is ok=false
 // and not deterministic (not to be cached); a Status error means it could not run at all, or

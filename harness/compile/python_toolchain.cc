@@ -124,18 +124,7 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
   }
   absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
   if (!run.ok()) return run.status();
-  if (run->cancelled) return absl::CancelledError("compilation cancelled");
-  CompileOutput out;
-  out.log = std::move(run->output);
-  out.seconds = run->wall_s;
-  if (run->timed_out || run->term_signal != 0) {
-    out.deterministic = false;
-    absl::StrAppend(&out.log, "[kiln] the Python check ", run->Describe(), "\n");
-    return out;
-  }
-  out.ok = run->exit_code == 0;
-  if (out.ok) out.library_path = output_path;
-  return out;
+  return CompileOutcome(*std::move(run), output_path, "the Python check");
 }
 
 }  // namespace

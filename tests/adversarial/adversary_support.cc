@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/definitions/builtins.h"
+#include "tests/unit/python/python_test_support.h"
 #include "tests/unit/server/test_node.h"
 
 namespace kiln::adversarial {
@@ -25,17 +26,9 @@ bool HasTorch() { return !std::string(KILN_TEST_PYTHON).empty(); }
 
 v1::Solution PythonSolution(const std::string& name, const std::string& source, bool dps,
                             const std::string& definition) {
-  v1::Solution s;
-  s.set_name(name);
+  v1::Solution s = testing::PythonSolution(name, source, dps);
   s.set_definition(definition);
   s.set_author("adversary");
-  s.mutable_spec()->set_language("python");
-  s.mutable_spec()->add_target_hardware("cpu");
-  s.mutable_spec()->set_entry_point("kernel.py::run");
-  s.mutable_spec()->set_destination_passing_style(dps);
-  v1::SourceFile* f = s.add_sources();
-  f->set_path("kernel.py");
-  f->set_content(source);
   return s;
 }
 

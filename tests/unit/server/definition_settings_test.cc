@@ -10,6 +10,7 @@
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
 #include "tests/unit/server/test_node.h"
+#include "tests/unit/server/token_node.h"
 
 namespace kiln {
 namespace {
@@ -19,45 +20,12 @@ using testing::TestNode;
 using testing::VectorAddRequest;
 using testing::VectorAddSolution;
 
-constexpr char kTeamToken[] = "team-token";
-constexpr char kOpsToken[] = "ops-token";
 constexpr char kDef[] = "vector_add_f32";
 
-// A harness on a data folder of its own (kept across restarts) whose tokens file names a team
-// and an operator.
-class SettingsNode {
- public:
-  SettingsNode() : dir_(*MakeTempDir("", "kiln-settings-test")) {
-    std::ofstream(dir_ + "/tokens") << "red team " << Sha256Hex(kTeamToken) << "\n"
-                                    << "ops operator " << Sha256Hex(kOpsToken) << "\n";
-    Start();
-  }
-  ~SettingsNode() {
-    node_.reset();
-    (void)RemoveTree(dir_);
-  }
-  void Restart() {
-    node_.reset();
-    Start();
-  }
-  v1::Harness::Stub& stub() { return node_->stub(); }
-
- private:
-  void Start() {
-    HarnessOptions options = testing::TestOptions(dir_ + "/data");
-    options.tokens_file = dir_ + "/tokens";
-    node_.emplace(options);
-  }
-  std::string dir_;
-  std::optional<TestNode> node_;
-};
-
-std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
-  ctx->AddMetadata("authorization", std::string("Bearer ") + token);
-  return ctx;
-}
+using SettingsNode = testing::TokenNode;
+using testing::As;
+using testing::kOpsToken;
+using testing::kTeamToken;
 
 grpc::Status Set(v1::Harness::Stub& stub, const std::string& token,
                  const v1::DefinitionSettings& settings, bool reset = false,

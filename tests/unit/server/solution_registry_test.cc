@@ -11,6 +11,7 @@
 #include "harness/definitions/builtins.h"
 #include "server/admission.h"
 #include "tests/unit/server/test_node.h"
+#include "tests/unit/server/token_node.h"
 
 namespace kiln {
 namespace {
@@ -19,43 +20,10 @@ using testing::TestNode;
 using testing::VectorAddRequest;
 using testing::VectorAddSolution;
 
-constexpr char kTeamToken[] = "team-token";
-constexpr char kOpsToken[] = "ops-token";
-
-// A harness on a data folder of its own (kept across restarts) with a team and an operator.
-class RegistryNode {
- public:
-  RegistryNode() : dir_(*MakeTempDir("", "kiln-registry-test")) {
-    std::ofstream(dir_ + "/tokens") << "red team " << Sha256Hex(kTeamToken) << "\n"
-                                    << "ops operator " << Sha256Hex(kOpsToken) << "\n";
-    Start();
-  }
-  ~RegistryNode() {
-    node_.reset();
-    (void)RemoveTree(dir_);
-  }
-  void Restart() {
-    node_.reset();
-    Start();
-  }
-  v1::Harness::Stub& stub() { return node_->stub(); }
-
- private:
-  void Start() {
-    HarnessOptions options = testing::TestOptions(dir_ + "/data");
-    options.tokens_file = dir_ + "/tokens";
-    node_.emplace(options);
-  }
-  std::string dir_;
-  std::optional<TestNode> node_;
-};
-
-std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
-  ctx->AddMetadata("authorization", std::string("Bearer ") + token);
-  return ctx;
-}
+using RegistryNode = testing::TokenNode;
+using testing::As;
+using testing::kOpsToken;
+using testing::kTeamToken;
 
 grpc::Status Put(v1::Harness::Stub& stub, const v1::Solution& solution,
                  const std::string& name = "", bool replace = false,
