@@ -22,69 +22,12 @@
 #include "harness/verify/integrity_policy.h"
 #include "server/admission.h"
 #include "server/output_comparison.h"
+#include "server/role_run.h"
 #include "server/speed_of_light.h"
 
 namespace kiln {
 
 namespace {
-
-constexpr size_t kMaxLogBytes = 1 << 20;
-
-// One worker run (one role) of the workload.
-struct RoleRun {
-  absl::Status started;     // RunWorker's error: the worker could not be started
-  v1::WorkerResult result;  // valid when started is OK
-  std::string dir;          // canonical job folder of the role
-  std::string log;          // the worker's output, tail
-};
-
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > 500) line = line.substr(0, 500) + "...";
-  return line;
-}
-
-// The last `max_bytes` of a worker's log, read without loading the rest: a candidate may have
-// flooded it with gigabytes.
-std::string ReadLogTail(const std::string& path, size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const auto size = static_cast<size_t>(in.tellg());
-  const size_t start = size > max_bytes ? size - max_bytes : 0;
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string text(size - start, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (start == 0) return text;
-  return absl::StrCat("[... ", start, " bytes cut]\n", text);
-}
-
-v1::RunState StageOf(const std::string& worker_stage) {
-  if (worker_stage == "warmup" || worker_stage == "timing") return v1::RUN_TIMING;
-  return v1::RUN_VERIFYING;  // inputs, verify, and anything a worker may add
-}
-
-std::string CanonicalDir(const std::string& path) {
-  char resolved[PATH_MAX];
-  return ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
-}
-
-// Where the job's device slot is (a default placement for a backend that has none).
-DevicePlacement PlacementOf(const WorkloadJob& job) {
-  const auto& placements = job.backend->placements;
-  const size_t slot = static_cast<size_t>(job.device_index);
-  if (slot < placements.size()) return placements[slot];
-  DevicePlacement fallback;
-  fallback.index = job.device_index;
-  fallback.device_minor = job.device_index;
-  return fallback;
-}
-
-// The flush a host-backend timing of this job uses when --host-flush-mb overrides the mode's
-// default (twice the last-level cache, or kernelbench's fixed 256 MiB); 0 otherwise.
-int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job) {
-  return job.backend->name == "host" ? node.host_flush_bytes : 0;
-}
 
 v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
                               const v1::TimingConfig& config, int trials) {
@@ -104,141 +47,6 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
   request.set_device_index(PlacementOf(job).index);
   request.set_blob_root(node.blob_root);
   return request;
-}
-
-// What a worker runs: kiln-worker over a compiled library (or over none, for the bandwidth
-// probe); the Python runner over the definition's `reference` (as `baseline`: reference |
-// torch_eager | torch_compile), or over a Python/Triton solution's checked package.
-struct RoleProgram {
-  const CompileOutput* library = nullptr;  // the .so, or the Python solution's package
-  std::string baseline;                    // the Python reference, as this baseline
-  const v1::Solution* python_solution = nullptr;  // set: `library` is its package
-  std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
-  bool python() const { return python_solution != nullptr || !baseline.empty(); }
-};
-
-RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, "", nullptr, ""}; }
-RoleProgram Python(const std::string& baseline) {
-  return RoleProgram{nullptr, baseline, nullptr, baseline == "reference" ? "" : baseline};
-}
-// A solution as compiled: a library, or a Python/Triton package.
-RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
-                  const std::string& label = "") {
-  const bool python = solution != nullptr && IsPythonLanguage(solution->spec().language());
-  return RoleProgram{build, "", python ? solution : nullptr, label};
-}
-RoleProgram Candidate(const WorkloadJob& job) { return Built(job.solution, job.candidate); }
-RoleProgram WorkerOnly() { return RoleProgram{nullptr, "", nullptr, ""}; }
-
-// The Python runner's arguments for `program` (after the interpreter).
-std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
-                                          const RoleProgram& program) {
-  std::vector<std::string> args = {"-B", python.runner, "--core", python.core};
-  if (program.python_solution != nullptr) {
-    const v1::BuildSpec& spec = program.python_solution->spec();
-    const bool dps = !spec.has_destination_passing_style() || spec.destination_passing_style();
-    args.insert(args.end(), {"--solution", program.library->library_path, "--entry",
-                             spec.entry_point(), "--style", dps ? "dps" : "value"});
-  } else {
-    args.insert(args.end(), {"--baseline", program.baseline});
-  }
-  for (const std::string& p : python.sys_path) {
-    args.push_back("--sys-path");
-    args.push_back(p);
-  }
-  return args;
-}
-
-// What one worker sees: its folder (writable), the worker's own binary and libraries, the
-// compiled library (or the Python runner and the interpreter's path), the workload blobs, the
-// CUDA toolkit, and its device's nodes.
-std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, const WorkloadJob& job,
-                                                   const RoleProgram& program,
-                                                   const std::string& dir) {
-  if (node.sandbox == nullptr || !node.sandbox->enabled()) return nullptr;
-  const std::string worker_dir = node.worker_path.substr(0, node.worker_path.rfind('/'));
-  const std::string bundle_lib =
-      std::filesystem::path(worker_dir + "/../lib").lexically_normal().string();
-  std::vector<std::string> readable = {worker_dir, bundle_lib, node.blob_root};
-  if (program.library != nullptr) {
-    const std::string& path = program.library->library_path;
-    readable.push_back(path.substr(0, path.rfind('/')));
-  }
-  if (program.python() && node.python != nullptr) {
-    const PythonReference& python = node.python->Get();
-    readable.insert(readable.end(), python.readable_paths.begin(), python.readable_paths.end());
-  }
-  const bool gpu = job.backend->name != "host";
-  if (gpu) {
-    for (const std::string& root : CudaToolkitRoots()) readable.push_back(root);
-  }
-  // Only this slot's GPU: /dev/nvidia<minor> (the minor found from its PCI bus id), so the
-  // worker cannot reach the GPUs other slots are timing on.
-  return node.sandbox->Policy(dir, std::move(readable),
-                              GpuDeviceNodes(job.backend->name, PlacementOf(job).device_minor),
-                              gpu, node.worker_memory_bytes);
-}
-
-RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
-                const RoleProgram& program, const std::string& role, bool measure,
-                const StageFn& on_stage, const std::atomic<bool>* cancel) {
-  RoleRun run;
-  const std::string folder = absl::StrCat(
-      job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role,
-      program.label.empty() ? "" : "_" + program.label);
-  run.started = MakeDirs(absl::StrCat(folder, "/out"));
-  if (!run.started.ok()) return run;
-  // Resolved now, before the worker runs, so the worker cannot move it.
-  run.dir = CanonicalDir(folder);
-  request.set_role(role);
-  request.set_measure(measure);
-  request.set_output_dir(absl::StrCat(run.dir, "/out"));
-  WorkerLaunch launch;
-  if (!program.python()) {
-    if (program.library != nullptr) {
-      request.set_library_path(program.library->library_path);
-      request.set_symbol(program.library->symbol);
-    }
-    launch.worker_path = node.worker_path;
-  } else {
-    const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
-    const bool usable = python != nullptr && (program.python_solution != nullptr
-                                                  ? python->torch
-                                                  : python->available);
-    if (!usable) {
-      run.started = absl::FailedPreconditionError("this node has no Python runner");
-      return run;
-    }
-    launch.worker_path = python->python;
-    launch.worker_args = PythonRunnerArgs(*python, program);
-  }
-  launch.job_dir = run.dir;
-  // Beside the role's folder, not in it: the worker's own files are untrusted.
-  launch.log_path = absl::StrCat(folder, ".log");
-  launch.timeout_s = node.worker_timeout_s;
-  launch.sandbox = WorkerSandbox(node, job, program, run.dir);
-  if (launch.sandbox != nullptr && !launch.sandbox->devices.empty()) {
-    request.set_device_index(0);  // the one GPU whose nodes the sandbox has is its device 0
-  }
-  // A CUDA worker is also pinned by CUDA_VISIBLE_DEVICES=<its GPU's UUID>: its GPU is then its
-  // device 0 whatever the harness's own CUDA_VISIBLE_DEVICES or device order. Unsandboxed this
-  // is the only pinning, and no isolation: the process could still open other /dev/nvidiaN.
-  const DevicePlacement placement = PlacementOf(job);
-  if (request.backend() == "cuda" && !placement.uuid.empty()) {
-    launch.env_overrides.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", placement.uuid));
-    request.set_device_index(0);
-  }
-  on_stage(v1::RUN_VERIFYING);
-  auto result = RunWorker(
-      launch, request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel);
-  on_stage(v1::RUN_STATE_UNSPECIFIED);
-  run.log = ReadLogTail(launch.log_path, kMaxLogBytes);
-  if (!result.ok()) {
-    run.started = result.status();
-    return run;
-  }
-  run.result = *std::move(result);
-  return run;
 }
 
 void SetFailure(WorkloadResult& out, v1::EvaluationStatus status, const std::string& reason,
@@ -396,15 +204,6 @@ struct BaselineProgram {
   std::string cache_key;    // its latency in the node's timing cache
   std::string missing;      // why it cannot be timed ("" when it can)
 };
-
-// What a solution's worker is sent: `base` without the reference's source (a solution has no
-// use for it but to call it).
-v1::WorkerRequest SolutionRequest(const v1::WorkerRequest& base) {
-  v1::WorkerRequest request = base;
-  request.mutable_definition()->clear_reference();
-  request.mutable_definition()->clear_native_reference();
-  return request;
-}
 
 // torch_eager / torch_compile: the Python reference under torch; solution:NAME: the registered
 // solution's build, run like a candidate (without the reference's source) but trusted as

@@ -1,0 +1,76 @@
+// One worker of a workload's evaluation: what it runs (kiln-worker over a compiled library, or
+// kiln's Python runner over a definition's reference or a Python/Triton solution's package), in
+// which sandbox, with which request; and the result it sent.
+//
+//   RoleRun cand = RunRole(node, job, SolutionRequest(base), Candidate(job), "candidate",
+//                          /*measure=*/true, on_stage, cancel);
+#ifndef KILN_SERVER_ROLE_RUN_H_
+#define KILN_SERVER_ROLE_RUN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "harness/compile/toolchain.h"
+#include "kiln/v1/types.pb.h"
+#include "kiln/v1/worker.pb.h"
+#include "server/node_context.h"
+#include "server/workload_evaluation.h"
+
+namespace kiln {
+
+// One worker run (one role) of the workload.
+struct RoleRun {
+  absl::Status started;     // RunWorker's error: the worker could not be started
+  v1::WorkerResult result;  // valid when started is OK
+  std::string dir;          // canonical job folder of the role
+  std::string log;          // the worker's output, tail
+};
+
+// What a worker runs: kiln-worker over a compiled library (or over none, for the bandwidth
+// probe); the Python runner over the definition's `reference` (as `baseline`: reference |
+// torch_eager | torch_compile), or over a Python/Triton solution's checked package.
+struct RoleProgram {
+  const CompileOutput* library = nullptr;  // the .so, or the Python solution's package
+  std::string baseline;                    // the Python reference, as this baseline
+  const v1::Solution* python_solution = nullptr;  // set: `library` is its package
+  std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
+  bool python() const { return python_solution != nullptr || !baseline.empty(); }
+};
+
+RoleProgram Compiled(const CompileOutput* library);
+// The definition's Python reference, as `baseline` (reference | torch_eager | torch_compile).
+RoleProgram Python(const std::string& baseline);
+// A solution as compiled: a library, or a Python/Triton package. `label` names its folder.
+RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
+                  const std::string& label = "");
+// The job's candidate.
+RoleProgram Candidate(const WorkloadJob& job);
+// kiln-worker with no solution (the bandwidth probe).
+RoleProgram WorkerOnly();
+
+// Runs `program` as `role` (reference | candidate | baseline | bandwidth) for the job's workload
+// in a folder of its own under job.job_dir, sandboxed on the job's device. Never fails as a
+// function: RoleRun.started says why a worker could not run.
+RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
+                const RoleProgram& program, const std::string& role, bool measure,
+                const StageFn& on_stage, const std::atomic<bool>* cancel);
+
+// What a solution's worker is sent: `base` without the reference's source (a solution has no
+// use for it but to call it).
+v1::WorkerRequest SolutionRequest(const v1::WorkerRequest& base);
+
+// The first line of `text`, at most 500 characters.
+std::string FirstLine(const std::string& text);
+
+// Where the job's device slot is (a default placement for a backend that has none).
+DevicePlacement PlacementOf(const WorkloadJob& job);
+
+// The flush a host-backend timing of this job uses when --host-flush-mb overrides the mode's
+// default (twice the last-level cache, or kernelbench's fixed 256 MiB); 0 otherwise.
+int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job);
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_ROLE_RUN_H_
