@@ -2,16 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "client/commands.h"
+#include "harness/model/json_interop.h"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "dev"
@@ -365,6 +368,7 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
       if (inv.command == nullptr && !IsGroup(topic)) {
         return UsageError("help", absl::StrCat("unknown command '", topic, "'"));
       }
+      if (inv.command == nullptr) inv.help_group = topic;
     }
     return inv;
   }
@@ -372,6 +376,7 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
     if (i >= argv.size() || argv[i] == "-h" || argv[i] == "--help") {
       if (i < argv.size()) {
         inv.help = true;
+        inv.help_group = name;
         return inv;
       }
       if (name == "campaign") {
@@ -407,11 +412,15 @@ std::string Usage(const CommandSpec* command) {
         "authenticating with --token, else $KILN_TOKEN (none: a harness without --tokens).\n"
         "TLS: --tls-ca FILE [--tls-server-name NAME], and --tls-cert/--tls-key for mutual TLS.\n\n"
         "commands:\n";
+    // Names in one column, wide enough for the longest ("campaign cancel") and two spaces.
+    size_t width = std::string("help [CMD]").size();
+    for (const CommandSpec& c : Commands()) width = std::max(width, c.name.size());
     for (const CommandSpec& c : Commands()) {
-      size_t pad = c.name.size() < 12 ? 12 - c.name.size() : 1;
-      out += absl::StrCat("  ", c.name, std::string(pad, ' '), c.summary, "\n");
+      out += absl::StrCat("  ", c.name, std::string(width + 2 - c.name.size(), ' '), c.summary,
+                          "\n");
     }
-    out += "  help [CMD]  show this, or the usage of CMD\n\n";
+    out += absl::StrCat("  help [CMD]", std::string(width + 2 - 10, ' '),
+                        "show this, or the usage of CMD\n\n");
     out +=
         "exit codes: 0 every workload PASSED, 1 any other verdict, 2 usage or connection error\n";
     return out;
@@ -425,6 +434,36 @@ std::string Usage(const CommandSpec* command) {
                         f.help, f.required ? " (required)" : "", "\n");
   }
   return out;
+}
+
+std::string GroupUsage(const std::string& group) {
+  std::string out = absl::StrCat("usage: kiln [--server HOST:PORT] ", group, " SUBCOMMAND [flags]\n\n",
+                                 "subcommands:\n");
+  size_t width = 0;
+  for (const CommandSpec& c : Commands()) {
+    if (absl::StartsWith(c.name, group + " ")) width = std::max(width, c.name.size());
+  }
+  for (const CommandSpec& c : Commands()) {
+    if (!absl::StartsWith(c.name, group + " ")) continue;
+    out += absl::StrCat("  ", c.name, std::string(width + 2 - c.name.size(), ' '), c.summary,
+                        "\n");
+  }
+  out += absl::StrCat("\nkiln help ", group, " SUBCOMMAND shows a subcommand's flags.\n");
+  return out;
+}
+
+absl::StatusOr<v1::EvaluationStatus> StatusFlag(const Invocation& inv, const std::string& flag) {
+  const std::string value = absl::AsciiStrToUpper(inv.args.Get(flag));
+  absl::StatusOr<v1::EvaluationStatus> status = ParseStatusName(value);
+  if (status.ok()) return status;
+  std::vector<std::string> names;
+  for (int s = v1::EvaluationStatus_MIN; s <= v1::EvaluationStatus_MAX; ++s) {
+    if (!v1::EvaluationStatus_IsValid(s) || s == v1::STATUS_UNSPECIFIED) continue;
+    names.emplace_back(StatusName(static_cast<v1::EvaluationStatus>(s)));
+  }
+  return UsageError(inv.command->name,
+                    absl::StrCat("--", flag, ": unknown status '", inv.args.Get(flag),
+                                 "' (one of ", absl::StrJoin(names, ", "), ")"));
 }
 
 absl::StatusOr<int> IntFlag(const Invocation& inv, const std::string& flag, int fallback) {
@@ -453,6 +492,10 @@ absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& fla
 }
 
 int Dispatch(const Invocation& inv, Console& console) {
+  if (inv.help && inv.command == nullptr && !inv.help_group.empty()) {
+    console.out << GroupUsage(inv.help_group);
+    return kExitOk;
+  }
   if (inv.help || inv.command == nullptr) {
     console.out << Usage(inv.command);
     return kExitOk;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kiln/v1/types.pb.h"
 
 namespace kiln::cli {
 
@@ -79,6 +80,7 @@ struct Invocation {
   const CommandSpec* command = nullptr;  // nullptr: general help
   ParsedArgs args;
   bool help = false;  // print the usage of `command` (or of kiln) and exit 0
+  std::string help_group;  // with `help` and no command: a group's usage ("runs", "defs")
 };
 
 // Parses a whole command line (without the program name). `env_server` is $KILN_SERVER,
@@ -90,6 +92,12 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
 
 // Usage text of one command, or of kiln as a whole when `command` is null.
 std::string Usage(const CommandSpec* command);
+// Usage text of a group of commands ("runs": runs list, runs show, runs export).
+std::string GroupUsage(const std::string& group);
+
+// The --status flag `flag` as an evaluation status: the names of `kiln runs list`'s STATUS
+// column, in any case ("passed", "Incorrect_Numerical"). A usage error lists the valid names.
+absl::StatusOr<v1::EvaluationStatus> StatusFlag(const Invocation& inv, const std::string& flag);
 
 // Parses a flag's value as a number, naming the command and flag on error.
 absl::StatusOr<int> IntFlag(const Invocation& inv, const std::string& flag, int fallback);

@@ -173,11 +173,8 @@ int RunRunsExport(const Invocation& inv, Console& console) {
   v1::ListRunsRequest request;
   request.set_definition(inv.args.Get("definition"));
   if (inv.args.Has("status")) {
-    absl::StatusOr<v1::EvaluationStatus> status = ParseStatusName(inv.args.Get("status"));
-    if (!status.ok()) {
-      return usage(UsageError(absl::StrCat("--status: unknown status '", inv.args.Get("status"),
-                                           "'")));
-    }
+    absl::StatusOr<v1::EvaluationStatus> status = StatusFlag(inv, "status");
+    if (!status.ok()) return usage(status.status());
     request.set_status(*status);
   }
   std::optional<int64_t> since_ms;

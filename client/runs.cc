@@ -1,4 +1,5 @@
 // kiln runs list | kiln runs show RUN_ID
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -148,10 +149,9 @@ int RunRunsList(const Invocation& inv, Console& console) {
   request.set_definition(inv.args.Get("definition"));
   request.set_limit(*limit);
   if (inv.args.Has("status")) {
-    absl::StatusOr<v1::EvaluationStatus> status = ParseStatusName(inv.args.Get("status"));
+    absl::StatusOr<v1::EvaluationStatus> status = StatusFlag(inv, "status");
     if (!status.ok()) {
-      console.err << "kiln runs list: --status: unknown status '" << inv.args.Get("status")
-                  << "'\n";
+      console.err << status.status().message() << "\n";
       return kExitUsage;
     }
     request.set_status(*status);
@@ -165,6 +165,23 @@ int RunRunsList(const Invocation& inv, Console& console) {
   if (inv.args.Has("json")) {
     console.out << Dump(ProtoToJson(response));
   } else if (response.runs().empty()) {
+    // An empty list for a definition the node does not have is a typo, not "no runs".
+    if (!request.definition().empty()) {
+      grpc::ClientContext defs_context;
+      connection.Prepare(&defs_context, kDefaultCallTimeoutS);
+      v1::ListDefinitionsResponse defs;
+      if (connection.stub()
+              .ListDefinitions(&defs_context, v1::ListDefinitionsRequest(), &defs)
+              .ok() &&
+          std::none_of(defs.definitions().begin(), defs.definitions().end(),
+                       [&](const v1::DefinitionSummary& d) {
+                         return d.name() == request.definition();
+                       })) {
+        console.err << "kiln runs list: --definition: '" << request.definition()
+                    << "' is not registered on this node (kiln defs list shows those that are)\n";
+        return kExitUsage;
+      }
+    }
     console.out << "no runs\n";
   } else {
     console.out << RunsTable(response);

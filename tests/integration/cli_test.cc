@@ -109,6 +109,28 @@ TEST_CASE("help is printed with exit 0 and usage errors exit 2") {
   CHECK(r.err.find("unknown command 'frobnicate'") != std::string::npos);
 }
 
+TEST_CASE("runs list names an unknown definition and a mistyped status instead of 'no runs'") {
+  Completed unknown = SharedHarness().Kiln({"runs", "list", "--definition", "nosuch_def"});
+  INFO(unknown.Describe());
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("--definition: 'nosuch_def' is not registered on this node") !=
+        std::string::npos);
+  CHECK(unknown.out.find("no runs") == std::string::npos);
+
+  Completed lower = SharedHarness().Kiln({"runs", "list", "--status", "passed"});
+  INFO(lower.Describe());
+  CHECK(lower.exit_code == 0);
+
+  Completed typo = SharedHarness().Kiln({"runs", "list", "--status", "passd"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("(one of PASSED,") != std::string::npos);
+
+  Completed group = Kiln({"help", "runs"}, 30);
+  CHECK(group.exit_code == 0);
+  CHECK(group.out.find("runs export") != std::string::npos);
+  CHECK(group.out.find("defs add") == std::string::npos);
+}
+
 TEST_CASE("kiln demo runs the built-in example end to end") {
   Completed r = Kiln({"demo"}, 600);
   INFO(r.Describe());

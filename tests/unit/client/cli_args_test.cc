@@ -130,6 +130,50 @@ TEST_CASE("usage lists every command and a command's flags") {
   CHECK(submit.find("(required)") != std::string::npos);
 }
 
+TEST_CASE("the command list keeps names and summaries apart, long names too") {
+  std::string all = kiln::cli::Usage(nullptr);
+  // "campaign cancel" is the longest name: it still gets two spaces before its summary.
+  CHECK(all.find("  campaign cancel  ") != std::string::npos);
+  CHECK(all.find("  campaign start  ") != std::string::npos);
+  CHECK(all.find("  help [CMD]  ") != std::string::npos);
+}
+
+TEST_CASE("help on a group lists that group's subcommands, not the global usage") {
+  for (std::vector<std::string> argv :
+       std::vector<std::vector<std::string>>{{"help", "runs"}, {"runs", "--help"}}) {
+    auto inv = Parse(argv);
+    REQUIRE(inv.ok());
+    CHECK(inv->help);
+    CHECK(inv->command == nullptr);
+    CHECK(inv->help_group == "runs");
+  }
+  std::string runs = kiln::cli::GroupUsage("runs");
+  CHECK(runs.find("runs list") != std::string::npos);
+  CHECK(runs.find("runs export") != std::string::npos);
+  CHECK(runs.find("defs add") == std::string::npos);
+  CHECK(runs.find("exit codes") == std::string::npos);  // not the global usage
+}
+
+TEST_CASE("--status takes a status in any case and lists the valid ones when unknown") {
+  auto inv = Parse({"runs", "list", "--status", "passed"});
+  REQUIRE(inv.ok());
+  auto status = kiln::cli::StatusFlag(*inv, "status");
+  REQUIRE(status.ok());
+  CHECK(*status == kiln::v1::PASSED);
+  inv = Parse({"runs", "list", "--status", "Incorrect_Numerical"});
+  REQUIRE(inv.ok());
+  status = kiln::cli::StatusFlag(*inv, "status");
+  REQUIRE(status.ok());
+  CHECK(*status == kiln::v1::INCORRECT_NUMERICAL);
+  inv = Parse({"runs", "list", "--status", "passd"});
+  REQUIRE(inv.ok());
+  status = kiln::cli::StatusFlag(*inv, "status");
+  REQUIRE_FALSE(status.ok());
+  const std::string message(status.status().message());
+  CHECK(message.find("kiln runs list: --status: unknown status 'passd' (one of PASSED,") == 0);
+  CHECK(message.find("INTERRUPTED") != std::string::npos);
+}
+
 TEST_CASE("numeric flags are checked") {
   auto inv = Parse({"runs", "list", "--limit", "ten"});
   REQUIRE(inv.ok());
