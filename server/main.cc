@@ -90,14 +90,23 @@ constexpr char kUsage[] =
     "usage: kiln-harness --listen HOST:PORT --data-dir DIR [--backend auto|host|cuda|level_zero]\n"
     "                    [--mode official|kernelbench|robust] [--worker-timeout-s S]\n"
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
-    "                    [--check-references=true|false]\n"
+    "                    [--check-references=true|false] [--python PATH|none]\n"
+    "                    [--host-flush-mb N]\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
     "refused, admitted ones finish, then it exits 0. Bad flags, an unusable data dir or a\n"
     "failed bind exit 2. A definition added with PutDefinition gets one run of its native\n"
     "reference on its first workload (--check-references, default true), so `kiln defs list`\n"
-    "flags it when all-zero or constant output would pass its tolerances.\n";
+    "flags it when all-zero or constant output would pass its tolerances.\n"
+    "\n"
+    "  --python PATH|none        the python3 (a virtual environment's works) whose torch runs\n"
+    "                            definitions' Python references and Python/Triton solutions\n"
+    "                            (default python3; none: native references only, no Python\n"
+    "                            solutions). Probed at start, in the background\n"
+    "  --host-flush-mb N         host backend, every mode: cache-flush buffer in MiB (0: the\n"
+    "                            mode's own, twice the last-level cache or kernelbench's\n"
+    "                            256 MiB); recorded with every timing\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

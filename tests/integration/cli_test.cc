@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -129,6 +130,28 @@ TEST_CASE("runs list names an unknown definition and a mistyped status instead o
   CHECK(group.exit_code == 0);
   CHECK(group.out.find("runs export") != std::string::npos);
   CHECK(group.out.find("defs add") == std::string::npos);
+}
+
+TEST_CASE("kiln-harness --help documents every flag it takes") {
+  Completed help = Run({HarnessBinary(), "--help"}, 30);
+  REQUIRE(help.exit_code == 0);
+  // Every ABSL_FLAG of the harness's own sources, as --flag-name.
+  std::regex flag_decl(R"(ABSL_FLAG\(\s*[\w:]+\s*,\s*(\w+))");
+  int checked = 0;
+  for (const char* file : {"/server/main.cc", "/server/access_flags.cc", "/server/sandbox_flags.cc"}) {
+    std::ifstream in(std::string(KILN_SOURCE_DIR) + file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string source = text.str();
+    for (std::sregex_iterator it(source.begin(), source.end(), flag_decl), end; it != end; ++it) {
+      std::string name = (*it)[1];
+      std::replace(name.begin(), name.end(), '_', '-');
+      INFO(file << ": --" << name);
+      CHECK(help.out.find("--" + name) != std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 20);
 }
 
 TEST_CASE("kiln demo runs the built-in example end to end") {
