@@ -116,11 +116,27 @@ std::string Connection::Describe(const grpc::Status& status) {
   // broken connection leaves it in another state.
   bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE &&
                      channel_->GetState(false) != GRPC_CHANNEL_READY;
+  return FailureText(server_, status, unreachable, !token_.empty());
+}
+
+std::string FailureText(const std::string& server, const grpc::Status& status, bool unreachable,
+                        bool sent_token) {
   if (unreachable) {
-    return absl::StrCat("kiln: cannot reach kiln-harness at ", server_, ": ",
-                        status.error_message());
+    return absl::StrCat("kiln: cannot reach kiln-harness at ", server, ": ",
+                        status.error_message(),
+                        "\nkiln: is kiln-harness running there? The address comes from --server, "
+                        "else $KILN_SERVER, else 127.0.0.1:50051.");
   }
-  return absl::StrCat("kiln: ", StatusCodeName(status.error_code()), ": ", status.error_message());
+  std::string text =
+      absl::StrCat("kiln: ", StatusCodeName(status.error_code()), ": ", status.error_message());
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    absl::StrAppend(&text, sent_token
+                               ? "\nkiln: the harness does not know this token (--token, else "
+                                 "$KILN_TOKEN); ask its operator for one"
+                               : "\nkiln: this harness needs a token: pass --token TOKEN or set "
+                                 "$KILN_TOKEN");
+  }
+  return text;
 }
 
 int Connection::Fail(const grpc::Status& status, Console& console) {

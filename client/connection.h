@@ -16,6 +16,12 @@ namespace kiln::cli {
 // Deadline of every call but submit's.
 inline constexpr double kDefaultCallTimeoutS = 30;
 
+// What a failed call tells a person: "kiln: cannot reach kiln-harness at HOST:PORT: ..." when
+// the server could not be reached, else "kiln: <CODE>: <message>"; each with the next step
+// where there is an obvious one (where the address comes from, how to pass a token).
+std::string FailureText(const std::string& server, const grpc::Status& status, bool unreachable,
+                        bool sent_token);
+
 class Connection {
  public:
   // Creates the channel lazily; nothing is dialled until the first call. Plaintext, no token.
@@ -32,8 +38,7 @@ class Connection {
   // SetDeadline, and the bearer token when there is one. Every call's context goes through it.
   void Prepare(grpc::ClientContext* context, double seconds) const;
 
-  // "kiln: cannot reach kiln-harness at HOST:PORT: ..." when the server could not be reached,
-  // else "kiln: <CODE>: <message>".
+  // FailureText for this connection's server, with whether the server could be reached.
   std::string Describe(const grpc::Status& status);
   // Prints Describe(status) on console.err and returns kExitUsage.
   int Fail(const grpc::Status& status, Console& console);

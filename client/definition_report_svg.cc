@@ -296,8 +296,10 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
     return out + "</svg>\n";
   }
   out += Text(kLeft, 48,
-              absl::StrCat(report.ranked_runs, " ranked runs, ", report.workloads.size(),
-                           " workloads; a workload without a PASSED run counts as not fast"),
+              absl::StrCat(report.ranked_runs, " ranked run", report.ranked_runs == 1 ? "" : "s",
+                           ", ", report.workloads.size(), " workload",
+                           report.workloads.size() == 1 ? "" : "s",
+                           "; a workload without a PASSED run counts as not fast"),
               "fill=\"#555\"");
   out += FastPChart(report, b, width);
   out += BarChart(report, b, width);

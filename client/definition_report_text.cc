@@ -31,9 +31,11 @@ std::string Headline(const DefinitionReport& report, const std::string& baseline
   std::string line = absl::StrCat(report.definition, ": mode ", report.mode, ", backend ",
                                   report.backend.empty() ? "any" : report.backend);
   if (!report.empty_reason.empty()) return absl::StrCat(line, "\n", report.empty_reason, "\n");
-  absl::StrAppend(&line, ", ", report.ranked_runs, " ranked runs, ", report.competitors.size(), " ",
+  absl::StrAppend(&line, ", ", report.ranked_runs, " ranked run",
+                  report.ranked_runs == 1 ? "" : "s", ", ", report.competitors.size(), " ",
                   GroupName(report.group_by), report.competitors.size() == 1 ? "" : "s", ", ",
-                  report.workloads.size(), " workloads; speedups vs ", baseline, "\n");
+                  report.workloads.size(), " workload", report.workloads.size() == 1 ? "" : "s",
+                  "; speedups vs ", baseline, "\n");
   return line;
 }
 

@@ -29,6 +29,12 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
       absl::StrAppend(&out, "  ", name, ": ", version, "\n");
     }
   }
+  if (!node.unavailable_backends().empty()) {
+    std::map<std::string, std::string> unavailable(node.unavailable_backends().begin(),
+                                                   node.unavailable_backends().end());
+    out += "unavailable backends\n";
+    for (const auto& [name, why] : unavailable) absl::StrAppend(&out, "  ", name, ": ", why, "\n");
+  }
   if (!node.languages().empty()) {
     std::map<std::string, std::string> languages(node.languages().begin(),
                                                  node.languages().end());

@@ -82,6 +82,11 @@ TEST_CASE("kiln node describes the harness") {
   Completed text = SharedHarness().Kiln({"node"});
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("backends") != std::string::npos);
+  // The text says why a backend is unavailable, as the JSON does.
+  for (const auto& [name, why] : j["unavailable_backends"].items()) {
+    CHECK(text.out.find("  " + name + ": " + why.get<std::string>()) != std::string::npos);
+  }
+  CHECK(text.out.find("languages") != std::string::npos);
 }
 
 TEST_CASE("a closed port is reported as unreachable with exit 2") {

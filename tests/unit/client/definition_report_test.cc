@@ -224,6 +224,10 @@ TEST_CASE("runs that are not ranked are left out and counted") {
   absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
   REQUIRE(report.ok());
   CHECK(report->ranked_runs == 1);
+  // Counts agree with their nouns: "1 ranked run", never "1 ranked runs".
+  const std::string text = cli::DefinitionReportText(*report, "reference");
+  CHECK(text.find(", 1 ranked run, 1 team, 2 workloads;") != std::string::npos);
+  CHECK(text.find("1 ranked runs") == std::string::npos);
   CHECK(report->skipped.chosen_workloads == 1);
   CHECK(report->skipped.other_mode == 1);
   CHECK(report->skipped.other_backend == 1);
