@@ -59,6 +59,7 @@ std::vector<CommandSpec> BuildCommands() {
        {{"definition", "NAME", "only runs of this definition"},
         {"status", "S", "only runs with this status (PASSED, COMPILE_ERROR, ...)"},
         {"limit", "N", "at most N runs (default 50)"},
+        {"all", "", "also the harness's own reference-check runs of new definitions"},
         JsonFlag("the runs")},
        {}},
       {"runs show",

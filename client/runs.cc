@@ -148,6 +148,7 @@ int RunRunsList(const Invocation& inv, Console& console) {
   v1::ListRunsRequest request;
   request.set_definition(inv.args.Get("definition"));
   request.set_limit(*limit);
+  request.set_exclude_reference_checks(!inv.args.Has("all"));
   if (inv.args.Has("status")) {
     absl::StatusOr<v1::EvaluationStatus> status = StatusFlag(inv, "status");
     if (!status.ok()) {

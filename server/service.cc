@@ -217,6 +217,7 @@ absl::Status HarnessService::DoListRuns(const Principal& caller, const v1::ListR
       request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
   filter.page_token = request.page_token();
   filter.principal = request.principal();
+  if (request.exclude_reference_checks()) filter.exclude_principal = kHarnessPrincipal;
   if (!MaySeeOthersScores(caller)) {
     if (!filter.principal.empty() && filter.principal != caller.name) {
       return absl::PermissionDeniedError(absl::StrCat(

@@ -23,6 +23,7 @@ struct RunFilter {
   std::string definition;  // empty: any
   v1::EvaluationStatus status = v1::STATUS_UNSPECIFIED;  // unspecified: any
   std::string principal;   // empty: any
+  std::string exclude_principal;  // empty: none left out
   int limit = 50;
   std::string page_token;  // opaque; from a previous ListRuns
 };

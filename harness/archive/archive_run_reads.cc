@@ -127,7 +127,7 @@ void ReadSummary(const Statement& s, v1::RunSummary& summary) {
 }
 
 // Parameters: ?1 definition, ?2 status, ?3/?4 the cursor (created_ms, run_id), ?5 limit,
-// ?6 principal. The
+// ?6 principal, ?7 the principal left out. The
 // row-value comparison lets SQLite seek into the (…, created_ms DESC, run_id DESC) indexes.
 std::string ListRunsSql(const RunFilter& filter, bool has_cursor) {
   std::string sql =
@@ -136,6 +136,7 @@ std::string ListRunsSql(const RunFilter& filter, bool has_cursor) {
   if (!filter.definition.empty()) absl::StrAppend(&sql, " AND definition = ?1");
   if (filter.status != v1::STATUS_UNSPECIFIED) absl::StrAppend(&sql, " AND status = ?2");
   if (!filter.principal.empty()) absl::StrAppend(&sql, " AND principal = ?6");
+  if (!filter.exclude_principal.empty()) absl::StrAppend(&sql, " AND principal != ?7");
   if (has_cursor) absl::StrAppend(&sql, " AND (created_ms, run_id) < (?3, ?4)");
   absl::StrAppend(&sql, " ORDER BY created_ms DESC, run_id DESC LIMIT ?5");
   return sql;
@@ -184,6 +185,7 @@ absl::StatusOr<v1::ListRunsResponse> Archive::ListRuns(const RunFilter& filter) 
     }
     s.BindInt(5, limit + 1);  // one more than asked tells whether another page follows
     s.BindText(6, filter.principal);
+    s.BindText(7, filter.exclude_principal);
     for (int n = 0;; ++n) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return absl::OkStatus();

@@ -71,6 +71,15 @@ TEST_CASE("defs add registers a definition that defs list then shows") {
   Completed bad = harness.Kiln({"defs", "add", DataPath("bad/unknown_dtype.json")});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("float13") != std::string::npos);
+
+  // The harness's check of the new definition's reference is a run of its own: listed with
+  // --all only.
+  Completed runs = harness.Kiln({"runs", "list"});
+  REQUIRE(runs.exit_code == 0);
+  CHECK(runs.out.find("scale_add_f32_reference_check") == std::string::npos);
+  Completed all = harness.Kiln({"runs", "list", "--all"});
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out.find("scale_add_f32_reference_check") != std::string::npos);
 }
 
 TEST_CASE("kiln node describes the harness") {
