@@ -199,7 +199,7 @@ void WriteFileOrDie(const std::string& path, const std::string& text) {
 // Waits until the harness's reference check of `definition` has finished; its final status.
 std::string WaitForReferenceCheck(const HarnessInstance& harness, const std::string& definition) {
   for (int attempt = 0; attempt < 600; ++attempt) {
-    Completed listed = harness.Kiln({"runs", "list", "--json", "--definition", definition});
+    Completed listed = harness.Kiln({"runs", "list", "--all", "--json", "--definition", definition});
     REQUIRE(listed.exit_code == 0);
     const json parsed = json::parse(listed.out);
     for (const json& run : parsed["runs"]) {
@@ -208,7 +208,7 @@ std::string WaitForReferenceCheck(const HarnessInstance& harness, const std::str
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  Completed last = harness.Kiln({"runs", "list", "--json", "--definition", definition});
+  Completed last = harness.Kiln({"runs", "list", "--all", "--json", "--definition", definition});
   FAIL("the reference check of " << definition << " did not finish in 60 s: " << last.out);
   return "";
 }
