@@ -53,6 +53,21 @@ void RequireSums(const WorkerJob& job, const v1::Definition& def, const v1::Work
   for (size_t i = 0; i < c.size(); ++i) REQUIRE(c[i] == fa[i] + fb[i]);
 }
 
+// A measured request of one official-mode trial (seed 7) with `warmup` and `iterations` calls.
+v1::WorkerRequest TimedRequest(const WorkerJob& job, const v1::Definition& def,
+                               const v1::Workload& w, const std::string& role, int warmup,
+                               int iterations) {
+  v1::WorkerRequest request = job.Request(def, w, "", {7}, role);
+  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
+  REQUIRE(config.ok());
+  config->set_trials(1);
+  config->set_warmup(warmup);
+  config->set_iterations(iterations);
+  *request.mutable_timing() = *config;
+  request.set_measure(true);
+  return request;
+}
+
 }  // namespace
 
 TEST_CASE("an in-process value-returning reference is verified through its collector") {
@@ -77,14 +92,7 @@ TEST_CASE("timed calls of an in-process reference are not collected") {
   WorkerJob job;
   const v1::Definition def = VectorAddDefinition();
   const v1::Workload w = RandomWorkload(def, 4096);
-  v1::WorkerRequest request = job.Request(def, w, "", {7}, "reference");
-  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
-  REQUIRE(config.ok());
-  config->set_trials(1);
-  config->set_warmup(2);
-  config->set_iterations(5);
-  *request.mutable_timing() = *config;
-  request.set_measure(true);
+  v1::WorkerRequest request = TimedRequest(job, def, w, "reference", 2, 5);
   v1::WorkerResult result = RunStub(job, request);
   INFO(result.error() << "\n" << job.ReadLog());
   REQUIRE(result.status() == v1::PASSED);
@@ -102,14 +110,7 @@ TEST_CASE("a value-returning candidate's outputs are collected after every call,
   WorkerJob job;
   const v1::Definition def = VectorAddDefinition();
   const v1::Workload w = RandomWorkload(def, 4096);
-  v1::WorkerRequest request = job.Request(def, w, "", {7}, "candidate");
-  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
-  REQUIRE(config.ok());
-  config->set_trials(1);
-  config->set_warmup(2);
-  config->set_iterations(5);
-  *request.mutable_timing() = *config;
-  request.set_measure(true);
+  v1::WorkerRequest request = TimedRequest(job, def, w, "candidate", 2, 5);
   v1::WorkerResult result = RunStub(job, request, {"--solution"});
   INFO(result.error() << "\n" << job.ReadLog());
   REQUIRE(result.status() == v1::PASSED);
@@ -124,14 +125,7 @@ TEST_CASE("a collector's refusal becomes the verdict its code names, with the ru
   WorkerJob job;
   const v1::Definition def = VectorAddDefinition();
   const v1::Workload w = RandomWorkload(def, 256);
-  v1::WorkerRequest request = job.Request(def, w, "", {7}, "candidate");
-  absl::StatusOr<v1::TimingConfig> config = DefaultTimingConfig("official");
-  REQUIRE(config.ok());
-  config->set_trials(1);
-  config->set_warmup(1);
-  config->set_iterations(3);
-  *request.mutable_timing() = *config;
-  request.set_measure(true);
+  v1::WorkerRequest request = TimedRequest(job, def, w, "candidate", 1, 3);
   // The 4th collect is the first timed call's (checked, determinism, warmup before it).
   v1::WorkerResult rejected = RunStub(job, request, {"--solution", "--refuse-collect", "4", "2"});
   CHECK(rejected.status() == v1::REJECTED);
