@@ -113,6 +113,8 @@ void Evaluation::Compile() {
   }
   run_.set_compile_s(SecondsSince(started));
   node_.metrics->CompileFinished(run_.compile_s());
+  node_.metrics->VerdictStage("queued", run_.queued_s());
+  node_.metrics->VerdictStage("compile", run_.compile_s());
 }
 
 std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def) {
@@ -236,11 +238,10 @@ void Evaluation::RunOnDevice(int device_slot) {
            {{"run_id", run_id()},
             {"backend", backend.name},
             {"device", DeviceHardwareLabel(backend, device_slot)}});
-  const int n = static_cast<int>(traces_.size());
-  for (int i = 0; i < n; ++i) {
+  const std::string run_dir = absl::StrCat(node_.jobs_dir, "/", run_id());
+  std::vector<WorkloadJob> jobs;
+  for (int i = 0; i < static_cast<int>(traces_.size()); ++i) {
     if (traces_[i].has_value()) continue;
-    if (cancelled()) break;
-    current_workload_ = i;
     WorkloadJob job;
     job.definition = &admitted_.definition;
     job.workload = &admitted_.workloads[i];
@@ -257,26 +258,31 @@ void Evaluation::RunOnDevice(int device_slot) {
     job.solution_baselines = &admitted_.solution_baselines;
     job.baseline_builds = &baseline_builds_;
     job.baseline_build_errors = &baseline_build_errors_;
-    job.job_dir = absl::StrCat(node_.jobs_dir, "/", run_id(), "/w", i);
-    WorkloadResult result = EvaluateWorkload(
-        node_, job, [this](v1::RunState s) { OnWorkerStage(s); }, cancel_.get());
-    if (!result.worker_log.empty()) {
-      Archived(node_.archive
-                   ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i), result.worker_log)
-                   .status(),
-               "PutArtifact");
-    }
-    for (const auto& [name, log] : result.baseline_logs) {
-      Archived(node_.archive
-                   ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i, "_", name), log)
-                   .status(),
-               "PutArtifact");
-    }
-    RememberIntegrityWarnings(result.detail);
-    // Outputs can be large; what matters is in the archive now.
-    (void)RemoveTree(job.job_dir);
-    RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
+    job.job_dir = absl::StrCat(run_dir, "/w", i);
+    jobs.push_back(std::move(job));
   }
+  EvaluateWorkloads(
+      node_, jobs, run_dir, [this](v1::RunState s) { OnWorkerStage(s); },
+      [this](int i) { current_workload_ = i; }, cancel_.get(),
+      [&](int i, WorkloadResult result) {
+        if (!result.worker_log.empty()) {
+          Archived(node_.archive
+                       ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i),
+                                     result.worker_log)
+                       .status(),
+                   "PutArtifact");
+        }
+        for (const auto& [name, log] : result.baseline_logs) {
+          Archived(node_.archive
+                       ->PutArtifact(run_id(), "worker_log", absl::StrCat("w", i, "_", name), log)
+                       .status(),
+                   "PutArtifact");
+        }
+        RememberIntegrityWarnings(result.detail);
+        // Outputs can be large; what matters is in the archive now.
+        (void)RemoveTree(absl::StrCat(run_dir, "/w", i));
+        RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
+      });
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
   (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
   node_.metrics->EvaluationFinished(SecondsSince(started));
@@ -412,6 +418,7 @@ void Evaluation::Finish() {
             {"reason", run_.reason()},
             {"seconds", absl::StrFormat("%.3f", SecondsSince(admitted_at_))}});
   node_.metrics->RunFinished(status);
+  node_.metrics->VerdictStage("verdict", SecondsSince(admitted_at_));
   // The principal's quota slot is free before the client hears the verdict, so that its next
   // submission is never refused for a run it already saw finish.
   admitted_.quota_hold.reset();

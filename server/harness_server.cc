@@ -37,6 +37,7 @@
 #include "server/metrics_endpoint.h"
 #include "server/node_context.h"
 #include "server/principal_quota.h"
+#include "server/warm_workers.h"
 #include "server/prometheus_metrics.h"
 #include "server/reference_timing_cache.h"
 #include "server/scheduler.h"
@@ -178,6 +179,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<ReferenceTimingCache> reference_timings_;
   std::unique_ptr<PythonRuntime> python_;
   std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
+  std::unique_ptr<WarmWorkers> warm_;  // outlives the scheduler and the runs using it
   std::set<std::string> builtin_names_;
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
@@ -251,7 +253,8 @@ absl::Status HarnessServerImpl::StartMetrics() {
   if (options_.metrics_listen.empty()) return absl::OkStatus();
   metrics_->SetLoadProbe([this] {
     NodeLoad load = scheduler_->Load();
-    return LoadSample{load.queue_depth, load.running};
+    return LoadSample{load.queue_depth, load.running, load.pending_s,
+                      load.held_while_pending_slot_s, load.slots};
   });
   auto endpoint = MetricsEndpoint::Start(options_.metrics_listen,
                                          [this] { return metrics_->Render(); });
@@ -363,6 +366,10 @@ absl::Status HarnessServerImpl::Open() {
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();
   node_.python = python_.get();
+  if (options_.warm_references) {
+    warm_ = std::make_unique<WarmWorkers>();
+    node_.warm = warm_.get();
+  }
   node_.worker_timeout_s = options_.worker_timeout_s;
   node_.host_flush_bytes = options_.host_flush_mb << 20;
   node_.compile_timeout_s = options_.compile_timeout_s;

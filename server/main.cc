@@ -36,6 +36,10 @@ ABSL_FLAG(std::string, python, "python3",
           "the python3 whose torch runs definitions' Python references (flashinfer-bench "
           "run()) and Python/Triton solutions; none: native references only, no Python "
           "solutions");
+ABSL_FLAG(bool, warm_references, true,
+          "keep each definition's reference running between runs (one sandboxed worker per "
+          "reference and device, torch imported and the device's context made); false: a "
+          "fresh reference worker for every workload");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
@@ -79,6 +83,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.host_flush_mb = absl::GetFlag(FLAGS_host_flush_mb);
   o.python = absl::GetFlag(FLAGS_python);
   o.check_references = absl::GetFlag(FLAGS_check_references);
+  o.warm_references = absl::GetFlag(FLAGS_warm_references);
   kiln::ApplyAccessFlags(&o);
   kiln::ApplySandboxFlags(&o);
   return o;
@@ -91,7 +96,7 @@ constexpr char kUsage[] =
     "                    [--mode official|kernelbench|robust] [--worker-timeout-s S]\n"
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
     "                    [--check-references=true|false] [--python PATH|none]\n"
-    "                    [--host-flush-mb N]\n"
+    "                    [--host-flush-mb N] [--warm-references=true|false]\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
@@ -106,7 +111,12 @@ constexpr char kUsage[] =
     "                            solutions). Probed at start, in the background\n"
     "  --host-flush-mb N         host backend, every mode: cache-flush buffer in MiB (0: the\n"
     "                            mode's own, twice the last-level cache or kernelbench's\n"
-    "                            256 MiB); recorded with every timing\n";
+    "                            256 MiB); recorded with every timing\n"
+    "  --warm-references=B       keep each definition's reference running between runs: one\n"
+    "                            sandboxed worker per reference program and device, its torch\n"
+    "                            imported and its device context made (default true; false: a\n"
+    "                            fresh reference worker for every workload). Candidates always\n"
+    "                            get a fresh process of their own\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

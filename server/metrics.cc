@@ -12,6 +12,8 @@ class DiscardingMetrics final : public Metrics {
   void CompileFinished(double) override {}
   void EvaluationFinished(double) override {}
   void DeviceBusy(const std::string&, int, double) override {}
+  void VerdictStage(const std::string&, double) override {}
+  void WarmWorkerStarted() override {}
 };
 
 }  // namespace

@@ -18,6 +18,8 @@
 
 namespace kiln {
 
+class WarmWorkers;
+
 struct NodeContext {
   Archive* archive = nullptr;
   Compiler* compiler = nullptr;
@@ -41,6 +43,8 @@ struct NodeContext {
   int64_t host_flush_bytes = 0;
   // The node's Python, for references and Python/Triton solutions (null: neither).
   const PythonRuntime* python = nullptr;
+  // Warm reference workers kept between runs (null: every reference gets a worker of its own).
+  WarmWorkers* warm = nullptr;
 };
 
 }  // namespace kiln

@@ -30,6 +30,9 @@ struct NodeLoad {
   int running = 0;
   std::vector<std::vector<bool>> busy;  // [backend][device], same order as NodeFacts::backends
   int64_t runs_archived = 0;
+  double pending_s = 0;                  // time with admitted, unfinished runs
+  double held_while_pending_slot_s = 0;  // device-slot seconds held by a run meanwhile
+  int slots = 0;                         // device slots, all backends
 };
 
 v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load);

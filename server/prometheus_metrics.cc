@@ -13,6 +13,13 @@ const std::vector<double>& DurationBuckets() {
   return kBuckets;
 }
 
+// Finer at the low end: a warm verdict's stages take tens of milliseconds to a few seconds.
+const std::vector<double>& StageBuckets() {
+  static const std::vector<double> kBuckets = {0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1,
+                                               1.5,  2,     3,    5,   10,  30,  60,  300};
+  return kBuckets;
+}
+
 // Label values are escaped as the text format demands (backslash, quote, newline).
 std::string Escape(const std::string& value) {
   std::string out;
@@ -78,6 +85,21 @@ void PrometheusMetrics::DeviceBusy(const std::string& backend, int device, doubl
   device_busy_[{backend, device}] += seconds;
 }
 
+void PrometheusMetrics::VerdictStage(const std::string& stage, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, added] = stages_.try_emplace(stage);
+  if (added) {
+    it->second.bounds = StageBuckets();
+    it->second.counts.assign(it->second.bounds.size() + 1, 0);
+  }
+  it->second.Observe(seconds);
+}
+
+void PrometheusMetrics::WarmWorkerStarted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++warm_started_;
+}
+
 void PrometheusMetrics::Histogram::Observe(double value) {
   size_t i = 0;
   while (i < bounds.size() && value > bounds[i]) ++i;
@@ -86,14 +108,18 @@ void PrometheusMetrics::Histogram::Observe(double value) {
   ++count;
 }
 
-void PrometheusMetrics::Histogram::Render(const std::string& name, std::string* out) const {
+void PrometheusMetrics::Histogram::Render(const std::string& name, std::string* out,
+                                           const std::string& labels) const {
   uint64_t cumulative = 0;
+  const std::string extra = labels.empty() ? "" : labels + ",";
   for (size_t i = 0; i < counts.size(); ++i) {
     cumulative += counts[i];
     const std::string le = i < bounds.size() ? Number(bounds[i]) : "+Inf";
-    absl::StrAppend(out, name, "_bucket{le=\"", le, "\"} ", cumulative, "\n");
+    absl::StrAppend(out, name, "_bucket{", extra, "le=\"", le, "\"} ", cumulative, "\n");
   }
-  absl::StrAppend(out, name, "_sum ", Number(sum), "\n", name, "_count ", count, "\n");
+  const std::string braces = labels.empty() ? "" : absl::StrCat("{", labels, "}");
+  absl::StrAppend(out, name, "_sum", braces, " ", Number(sum), "\n", name, "_count", braces, " ",
+                  count, "\n");
 }
 
 std::string PrometheusMetrics::Render() const {
@@ -123,6 +149,29 @@ std::string PrometheusMetrics::Render() const {
   Header("kiln_evaluation_duration_seconds", "histogram",
          "Evaluation of one run on a device slot (all workloads).", &out);
   evaluation_.Render("kiln_evaluation_duration_seconds", &out);
+  Header("kiln_verdict_stage_seconds", "histogram",
+         "Stages of a verdict: queued, compile, reference / candidate / baselines (one "
+         "workload each), verdict (admitted to final event).",
+         &out);
+  for (const auto& [stage, h] : stages_) {
+    h.Render("kiln_verdict_stage_seconds", &out, absl::StrCat("stage=\"", Escape(stage), "\""));
+  }
+  Header("kiln_warm_workers_started_total", "counter",
+         "Warm reference workers started (none was running for the program and device).", &out);
+  absl::StrAppend(&out, "kiln_warm_workers_started_total ", warm_started_, "\n");
+  Header("kiln_work_pending_seconds_total", "counter",
+         "Seconds during which the node had admitted, unfinished runs.", &out);
+  absl::StrAppend(&out, "kiln_work_pending_seconds_total ", Number(load.pending_s), "\n");
+  Header("kiln_device_held_while_pending_seconds_total", "counter",
+         "Device-slot seconds held by a run while runs were pending (all slots together).", &out);
+  absl::StrAppend(&out, "kiln_device_held_while_pending_seconds_total ",
+                  Number(load.held_while_pending_slot_s), "\n");
+  Header("kiln_device_held_fraction_while_pending", "gauge",
+         "Share of the device slots' time held by a run while runs were pending, since start.",
+         &out);
+  const double capacity = load.pending_s * load.slots;
+  absl::StrAppend(&out, "kiln_device_held_fraction_while_pending ",
+                  Number(capacity > 0 ? load.held_while_pending_slot_s / capacity : 0), "\n");
   Header("kiln_device_busy_seconds_total", "counter", "Seconds each device slot held a run.", &out);
   for (const auto& [slot, seconds] : device_busy_) {
     absl::StrAppend(&out, "kiln_device_busy_seconds_total{backend=\"", Escape(slot.first),

@@ -6,7 +6,14 @@
 //   kiln_compile_duration_seconds                  histogram
 //   kiln_evaluation_duration_seconds               histogram
 //   kiln_device_busy_seconds_total{backend,device} counter
+//   kiln_verdict_stage_seconds{stage}              histogram: queued, compile, reference,
+//                                                  candidate, baselines (per workload), verdict
+//   kiln_warm_workers_started_total                counter
 //   kiln_queue_depth, kiln_runs_running            gauges, read from a probe at each scrape
+//   kiln_work_pending_seconds_total                counter: time with admitted, unfinished runs
+//   kiln_device_held_while_pending_seconds_total   counter: device-slot seconds held by a run
+//                                                  in that time (all slots)
+//   kiln_device_held_fraction_while_pending        gauge: the second over (the first x slots)
 //
 // Thread-safe. Written by hand because Debian 12 ships no prometheus-cpp; the format is small.
 #ifndef KILN_SERVER_PROMETHEUS_METRICS_H_
@@ -28,6 +35,9 @@ namespace kiln {
 struct LoadSample {
   int queue_depth = 0;
   int running = 0;
+  double pending_s = 0;                 // time with admitted, unfinished runs
+  double held_while_pending_slot_s = 0;  // slot-seconds held by a run meanwhile
+  int slots = 0;                        // device slots of the node
 };
 
 class PrometheusMetrics final : public Metrics {
@@ -43,6 +53,8 @@ class PrometheusMetrics final : public Metrics {
   void CompileFinished(double seconds) override;
   void EvaluationFinished(double seconds) override;
   void DeviceBusy(const std::string& backend, int device, double seconds) override;
+  void VerdictStage(const std::string& stage, double seconds) override;
+  void WarmWorkerStarted() override;
 
   // The whole exposition, every family with its HELP and TYPE lines.
   std::string Render() const;
@@ -54,7 +66,8 @@ class PrometheusMetrics final : public Metrics {
     double sum = 0;
     uint64_t count = 0;
     void Observe(double value);
-    void Render(const std::string& name, std::string* out) const;
+    // `labels`: 'stage="compile"' or empty.
+    void Render(const std::string& name, std::string* out, const std::string& labels = "") const;
   };
 
   mutable std::mutex mu_;
@@ -65,6 +78,8 @@ class PrometheusMetrics final : public Metrics {
   std::map<std::pair<std::string, int>, double> device_busy_;  // mu_
   Histogram compile_;                                          // mu_
   Histogram evaluation_;                                       // mu_
+  std::map<std::string, Histogram> stages_;                    // by stage; mu_
+  uint64_t warm_started_ = 0;                                  // mu_
 };
 
 }  // namespace kiln

@@ -1,5 +1,6 @@
 #include "server/role_run.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -18,20 +19,32 @@ namespace {
 
 constexpr size_t kMaxLogBytes = 1 << 20;
 
-// The last `max_bytes` of a worker's log, read without loading the rest: a candidate may have
-// flooded it with gigabytes.
-std::string ReadLogTail(const std::string& path, size_t max_bytes) {
+int64_t FileSize(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(size);
+}
+
+}  // namespace
+
+// The last `max_bytes` of a worker's log from byte `from` on (a worker serving several
+// workloads writes one log), read without loading the rest: a candidate may have flooded it
+// with gigabytes.
+std::string ReadLogTail(const std::string& path, size_t max_bytes, int64_t from) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const auto size = static_cast<size_t>(in.tellg());
-  const size_t start = size > max_bytes ? size - max_bytes : 0;
+  const size_t first = std::min(size, static_cast<size_t>(std::max<int64_t>(0, from)));
+  const size_t start = size - first > max_bytes ? size - max_bytes : first;
   in.seekg(static_cast<std::streamoff>(start));
   std::string text(size - start, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (start == 0) return text;
-  return absl::StrCat("[... ", start, " bytes cut]\n", text);
+  if (start == first) return text;
+  return absl::StrCat("[... ", start - first, " bytes cut]\n", text);
 }
+
+namespace {
 
 v1::RunState StageOf(const std::string& worker_stage) {
   if (worker_stage == "warmup" || worker_stage == "timing") return v1::RUN_TIMING;
@@ -114,17 +127,94 @@ int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job) {
   return job.backend->name == "host" ? node.host_flush_bytes : 0;
 }
 
-RoleProgram Compiled(const CompileOutput* library) { return RoleProgram{library, "", nullptr, ""}; }
+RoleProgram Compiled(const CompileOutput* library) {
+  RoleProgram p;
+  p.library = library;
+  return p;
+}
 RoleProgram Python(const std::string& baseline) {
-  return RoleProgram{nullptr, baseline, nullptr, baseline == "reference" ? "" : baseline};
+  RoleProgram p;
+  p.baseline = baseline;
+  p.label = baseline == "reference" ? "" : baseline;
+  return p;
 }
 RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
                   const std::string& label) {
   const bool python = solution != nullptr && IsPythonLanguage(solution->spec().language());
-  return RoleProgram{build, "", python ? solution : nullptr, label};
+  RoleProgram p;
+  p.library = build;
+  p.python_solution = python ? solution : nullptr;
+  p.label = label;
+  return p;
 }
 RoleProgram Candidate(const WorkloadJob& job) { return Built(job.solution, job.candidate); }
-RoleProgram WorkerOnly() { return RoleProgram{nullptr, "", nullptr, ""}; }
+RoleProgram WorkerOnly() { return RoleProgram{}; }
+
+absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const WorkloadJob& job,
+                                             const RoleProgram& program,
+                                             const std::string& folder) {
+  RoleWorker worker;
+  if (absl::Status made = MakeDirs(folder); !made.ok()) return made;
+  // Resolved now, before the worker runs, so the worker cannot move it.
+  worker.dir = CanonicalDir(folder);
+  WorkerLaunch& launch = worker.launch;
+  if (!program.python()) {
+    launch.worker_path = node.worker_path;
+  } else {
+    const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
+    const bool usable = python != nullptr && (program.python_solution != nullptr
+                                                  ? python->torch
+                                                  : python->available);
+    if (!usable) return absl::FailedPreconditionError("this node has no Python runner");
+    launch.worker_path = python->python;
+    launch.worker_args = PythonRunnerArgs(*python, program);
+  }
+  launch.job_dir = worker.dir;
+  // Beside the worker's folder, not in it: the worker's own files are untrusted.
+  launch.log_path = absl::StrCat(folder, ".log");
+  launch.timeout_s = node.worker_timeout_s;
+  launch.sandbox = WorkerSandbox(node, job, program, worker.dir);
+  if (launch.sandbox != nullptr && !launch.sandbox->devices.empty()) {
+    worker.device_zero = true;  // the one GPU whose nodes the sandbox has is its device 0
+  }
+  // A CUDA worker is also pinned by CUDA_VISIBLE_DEVICES=<its GPU's UUID>: its GPU is then its
+  // device 0 whatever the harness's own CUDA_VISIBLE_DEVICES or device order. Unsandboxed this
+  // is the only pinning, and no isolation: the process could still open other /dev/nvidiaN.
+  const DevicePlacement placement = PlacementOf(job);
+  if (program.backend == "cuda" && !placement.uuid.empty()) {
+    launch.env_overrides.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", placement.uuid));
+    worker.device_zero = true;
+  }
+  return worker;
+}
+
+v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worker,
+                              const RoleProgram& program, const std::string& role, bool measure,
+                              const std::string& output_dir) {
+  request.set_role(role);
+  request.set_measure(measure);
+  request.set_output_dir(output_dir);
+  if (!program.python() && program.library != nullptr) {
+    request.set_library_path(program.library->library_path);
+    request.set_symbol(program.library->symbol);
+  }
+  if (worker.device_zero) request.set_device_index(0);
+  return request;
+}
+
+RoleRun CallRole(WorkerSession& session, const v1::WorkerRequest& request,
+                 const std::string& dir, const std::string& log_path, bool last,
+                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
+  RoleRun run;
+  run.dir = dir;
+  const int64_t log_start = FileSize(log_path);
+  on_stage(v1::RUN_VERIFYING);
+  run.result = session.Call(
+      request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel, last);
+  on_stage(v1::RUN_STATE_UNSPECIFIED);
+  run.log = ReadLogTail(log_path, kMaxLogBytes, log_start);
+  return run;
+}
 
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
                 const RoleProgram& program, const std::string& role, bool measure,
@@ -133,59 +223,27 @@ RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerReque
   const std::string folder = absl::StrCat(
       job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role,
       program.label.empty() ? "" : "_" + program.label);
-  run.started = MakeDirs(absl::StrCat(folder, "/out"));
-  if (!run.started.ok()) return run;
-  // Resolved now, before the worker runs, so the worker cannot move it.
-  run.dir = CanonicalDir(folder);
-  request.set_role(role);
-  request.set_measure(measure);
-  request.set_output_dir(absl::StrCat(run.dir, "/out"));
-  WorkerLaunch launch;
-  if (!program.python()) {
-    if (program.library != nullptr) {
-      request.set_library_path(program.library->library_path);
-      request.set_symbol(program.library->symbol);
-    }
-    launch.worker_path = node.worker_path;
-  } else {
-    const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
-    const bool usable = python != nullptr && (program.python_solution != nullptr
-                                                  ? python->torch
-                                                  : python->available);
-    if (!usable) {
-      run.started = absl::FailedPreconditionError("this node has no Python runner");
-      return run;
-    }
-    launch.worker_path = python->python;
-    launch.worker_args = PythonRunnerArgs(*python, program);
-  }
-  launch.job_dir = run.dir;
-  // Beside the role's folder, not in it: the worker's own files are untrusted.
-  launch.log_path = absl::StrCat(folder, ".log");
-  launch.timeout_s = node.worker_timeout_s;
-  launch.sandbox = WorkerSandbox(node, job, program, run.dir);
-  if (launch.sandbox != nullptr && !launch.sandbox->devices.empty()) {
-    request.set_device_index(0);  // the one GPU whose nodes the sandbox has is its device 0
-  }
-  // A CUDA worker is also pinned by CUDA_VISIBLE_DEVICES=<its GPU's UUID>: its GPU is then its
-  // device 0 whatever the harness's own CUDA_VISIBLE_DEVICES or device order. Unsandboxed this
-  // is the only pinning, and no isolation: the process could still open other /dev/nvidiaN.
-  const DevicePlacement placement = PlacementOf(job);
-  if (request.backend() == "cuda" && !placement.uuid.empty()) {
-    launch.env_overrides.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", placement.uuid));
-    request.set_device_index(0);
-  }
-  on_stage(v1::RUN_VERIFYING);
-  auto result = RunWorker(
-      launch, request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel);
-  on_stage(v1::RUN_STATE_UNSPECIFIED);
-  run.log = ReadLogTail(launch.log_path, kMaxLogBytes);
-  if (!result.ok()) {
-    run.started = result.status();
+  RoleProgram what = program;
+  what.backend = request.backend();
+  auto worker = PrepareRoleWorker(node, job, what, folder);
+  if (!worker.ok()) {
+    run.started = worker.status();
     return run;
   }
-  run.result = *std::move(result);
-  return run;
+  run.dir = worker->dir;
+  run.started = MakeDirs(absl::StrCat(run.dir, "/out"));
+  if (!run.started.ok()) return run;
+  auto session = WorkerSession::Start(worker->launch);
+  if (!session.ok()) {
+    run.started = session.status();
+    run.log = ReadLogTail(worker->launch.log_path, kMaxLogBytes, 0);
+    return run;
+  }
+  RoleRun called = CallRole(**session,
+                            RoleRequest(std::move(request), *worker, what, role, measure,
+                                        absl::StrCat(run.dir, "/out")),
+                            run.dir, worker->launch.log_path, /*last=*/true, on_stage, cancel);
+  return called;
 }
 
 v1::WorkerRequest SolutionRequest(const v1::WorkerRequest& base) {

@@ -15,6 +15,7 @@
 #include "harness/compile/toolchain.h"
 #include "kiln/v1/types.pb.h"
 #include "kiln/v1/worker.pb.h"
+#include "harness/worker/worker_client.h"
 #include "server/node_context.h"
 #include "server/workload_evaluation.h"
 
@@ -36,6 +37,7 @@ struct RoleProgram {
   std::string baseline;                    // the Python reference, as this baseline
   const v1::Solution* python_solution = nullptr;  // set: `library` is its package
   std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
+  std::string backend;  // the backend its requests name (PrepareRoleWorker pins a cuda worker)
   bool python() const { return python_solution != nullptr || !baseline.empty(); }
 };
 
@@ -56,6 +58,33 @@ RoleProgram WorkerOnly();
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
                 const RoleProgram& program, const std::string& role, bool measure,
                 const StageFn& on_stage, const std::atomic<bool>* cancel);
+
+// A role's worker before it starts: how it is launched (sandbox, program, log beside its
+// folder) and its canonical folder, the only one it may write.
+struct RoleWorker {
+  WorkerLaunch launch;
+  std::string dir;
+  bool device_zero = false;  // it sees only its own GPU, as device 0
+};
+
+// Makes `folder` and the launch of `program` (program.backend set) in it, on the job's device.
+absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const WorkloadJob& job,
+                                             const RoleProgram& program,
+                                             const std::string& folder);
+
+// `request` as `worker` is sent it for `role`: measured or not, its outputs in `output_dir`.
+v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worker,
+                              const RoleProgram& program, const std::string& role, bool measure,
+                              const std::string& output_dir);
+
+// One request to a running worker: its result, the outputs' folder `dir` and what the worker
+// logged while serving it. `last` as WorkerSession::Call.
+RoleRun CallRole(WorkerSession& session, const v1::WorkerRequest& request,
+                 const std::string& dir, const std::string& log_path, bool last,
+                 const StageFn& on_stage, const std::atomic<bool>* cancel);
+
+// The last `max_bytes` of the log at `path` from byte `from` on.
+std::string ReadLogTail(const std::string& path, size_t max_bytes, int64_t from);
 
 // What a solution's worker is sent: `base` without the reference's source (a solution has no
 // use for it but to call it).

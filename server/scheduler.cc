@@ -35,6 +35,7 @@ absl::Status Scheduler::Reserve() {
         absl::StrCat("the queue is full (", max_queue_,
                      " runs admitted and unfinished, the limit (--max-queue))"));
   }
+  Tick();
   ++reserved_;
   return absl::OkStatus();
 }
@@ -44,6 +45,7 @@ void Scheduler::Release() { Done(); }
 void Scheduler::Done() {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    Tick();
     --reserved_;
   }
   idle_.notify_all();
@@ -128,6 +130,7 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
       if (queue.empty()) return;
       run = std::move(queue.front());
       queue.pop_front();
+      Tick();
       busy_[backend][device] = true;
     }
     // The next free slot may take the next queued run now.
@@ -140,6 +143,7 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
                          absl::ToDoubleSeconds(absl::Now() - held_since));
     {
       std::lock_guard<std::mutex> lock(mu_);
+      Tick();
       busy_[backend][device] = false;
     }
     Done();
@@ -154,9 +158,25 @@ bool Scheduler::FirstFreeSlot(size_t backend, int device) const {
   return true;
 }
 
+void Scheduler::Tick() const {
+  const absl::Time now = absl::Now();
+  const double dt = absl::ToDoubleSeconds(now - last_tick_);
+  last_tick_ = now;
+  if (reserved_ <= 0 || dt <= 0) return;
+  pending_s_ += dt;
+  for (const auto& devices : busy_) {
+    held_while_pending_slot_s_ += dt * static_cast<double>(
+                                           std::count(devices.begin(), devices.end(), true));
+  }
+}
+
 NodeLoad Scheduler::Load() const {
   std::lock_guard<std::mutex> lock(mu_);
+  Tick();
   NodeLoad load;
+  load.pending_s = pending_s_;
+  load.held_while_pending_slot_s = held_while_pending_slot_s_;
+  for (const auto& devices : busy_) load.slots += static_cast<int>(devices.size());
   int on_device = 0;
   for (const auto& devices : busy_) {
     on_device += static_cast<int>(std::count(devices.begin(), devices.end(), true));

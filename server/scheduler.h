@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "server/backend.h"
 #include "server/metrics.h"
 #include "server/scheduled_run.h"
@@ -59,6 +61,9 @@ class Scheduler {
   void Done();  // a run has finished: give back its reservation
   // Whether `device` is the lowest-numbered free slot of `backend`; mu_ held.
   bool FirstFreeSlot(size_t backend, int device) const;
+  // Adds the time since the last tick to the pending and held-while-pending totals; mu_ held,
+  // called before reserved_ or busy_ change (and when they are read).
+  void Tick() const;
 
   const int max_queue_;
   Metrics* const metrics_;
@@ -73,6 +78,9 @@ class Scheduler {
   int compiling_ = 0;                    // guarded by mu_
   bool admitting_ = true;                // guarded by mu_
   bool stopping_ = false;                // guarded by mu_
+  mutable absl::Time last_tick_ = absl::Now();       // mu_
+  mutable double pending_s_ = 0;                     // mu_
+  mutable double held_while_pending_slot_s_ = 0;     // mu_
   std::vector<std::thread> threads_;
 };
 

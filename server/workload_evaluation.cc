@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "harness/common/cuda_toolkit.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
@@ -24,6 +25,7 @@
 #include "server/output_comparison.h"
 #include "server/role_run.h"
 #include "server/speed_of_light.h"
+#include "server/warm_workers.h"
 
 namespace kiln {
 
@@ -328,9 +330,106 @@ int TrialsFor(const std::string& mode, const v1::TimingConfig& config) {
   return std::max(1, config.trials());
 }
 
-WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
-                                const StageFn& on_stage, const std::atomic<bool>* cancel) {
+namespace {
+
+// One workload of the run on its way through the phases.
+struct WorkloadState {
+  const WorkloadJob* job = nullptr;
   WorkloadResult out;
+  v1::WorkerRequest base;
+  int trials = 0;
+  RoleRun ref;
+  v1::TimingResult ref_timing;
+  bool ref_cached = false;
+  std::string ref_folder;  // the reference's outputs, removed once the workload is done
+  bool decided = false;    // `out` is final (failed before the candidate's result)
+};
+
+std::string SlotOf(const WorkloadJob& job) {
+  return absl::StrCat(job.backend->name, "#", job.device_index);
+}
+
+// What a warm reference worker serves: the program and its definition (any change of either is
+// a new worker), on the backend its requests name.
+std::string WarmKey(const NodeContext& node, const WorkloadJob& job, const std::string& backend) {
+  if (job.reference_source == kPythonReference) {
+    return absl::StrCat("python|reference|", backend, "|torch ",
+                        node.python != nullptr ? node.python->Get().torch_version : "", "|",
+                        Sha256Hex(job.definition->SerializeAsString()));
+  }
+  return absl::StrCat("native|", job.reference->cache_key, "|", backend, "|",
+                      Sha256Hex(job.definition->SerializeAsString()));
+}
+
+// The reference of one workload: by the slot's warm worker for it (started now if there is
+// none), or, without warm workers, by a worker of its own in the workload's folder.
+RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
+                     const v1::WorkerRequest& request, bool measure, const StageFn& on_stage,
+                     const std::atomic<bool>* cancel, std::string* folder) {
+  const bool python = job.reference_source == kPythonReference;
+  RoleProgram program = python ? Python("reference") : Compiled(job.reference);
+  if (node.warm == nullptr) {
+    *folder = "";
+    return RunRole(node, job, request, program, "reference", measure, on_stage, cancel);
+  }
+  program.backend = request.backend();
+  static std::atomic<int64_t> started{0};
+  const std::string slot = SlotOf(job);
+  const std::string key = WarmKey(node, job, request.backend());
+  RoleRun run;
+  // A warm worker that has served before and fails now may have died idle: the request is
+  // tried once more in a fresh one, which tells a real failure of the reference from that.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    WarmWorkers::Lease lease = node.warm->Take(slot, key);
+    RoleWorker worker;
+    if (lease.session == nullptr) {
+      auto prepared = PrepareRoleWorker(
+          node, job, program,
+          absl::StrCat(node.jobs_dir, "/warm/", job.backend->name, job.device_index, "_",
+                       started.fetch_add(1)));
+      if (!prepared.ok()) {
+        run = RoleRun{};
+        run.started = prepared.status();
+        return run;
+      }
+      auto session = WorkerSession::Start(prepared->launch);
+      if (!session.ok()) {
+        run = RoleRun{};
+        run.started = session.status();
+        return run;
+      }
+      worker = *std::move(prepared);
+      lease.session = *std::move(session);
+      lease.dir = worker.dir;
+      lease.log_path = worker.launch.log_path;
+      lease.device_zero = worker.device_zero;
+      node.metrics->WarmWorkerStarted();
+    }
+    worker.dir = lease.dir;
+    worker.device_zero = lease.device_zero;
+    *folder = absl::StrCat(lease.dir, "/", job.run_id, "_w", job.index);
+    run = RoleRun{};
+    run.started = MakeDirs(absl::StrCat(*folder, "/out"));
+    if (!run.started.ok()) return run;
+    const bool warm = lease.served > 0;
+    run = CallRole(*lease.session,
+                   RoleRequest(request, worker, program, "reference", measure,
+                               absl::StrCat(*folder, "/out")),
+                   *folder, lease.log_path, /*last=*/false, on_stage, cancel);
+    ++lease.served;
+    const bool ok = run.result.status() == v1::PASSED;
+    node.warm->Give(slot, std::move(lease));
+    if (ok || !warm || (cancel != nullptr && cancel->load())) break;
+    (void)RemoveTree(*folder);
+  }
+  return run;
+}
+
+// The reference of workload `w`; false when the workload is decided by it.
+bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
+                    const std::atomic<bool>* cancel, WorkloadState& w) {
+  const WorkloadJob& job = *w.job;
+  WorkloadResult& out = w.out;
   out.detail.set_workload_index(job.index);
   // What the workload is judged with: the definition's tolerances and official-mode counts
   // (kiln defs set included); the counts are recorded in the TimingResults.
@@ -338,43 +437,175 @@ WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
   auto config = TimingConfigFor(job.mode, *job.definition);
   if (!config.ok()) {
     SetFailure(out, v1::RUNTIME_ERROR, std::string(config.status().message()), "");
-    return out;
+    return false;
   }
-  const int trials = TrialsFor(job.mode, *config);
-  const v1::WorkerRequest base = BaseRequest(node, job, *config, trials);
+  w.trials = TrialsFor(job.mode, *config);
+  w.base = BaseRequest(node, job, *config, w.trials);
   const bool python = job.reference_source == kPythonReference;
   const std::string cache_key = TimingCacheKey(node, job, "reference");
   std::optional<v1::TimingResult> cached = node.reference_timings->Find(cache_key);
 
-  v1::WorkerRequest ref_request = base;
+  v1::WorkerRequest ref_request = w.base;
   if (!python) {
     ref_request.set_backend(ReferenceBackendName(
         job.definition->native_reference().spec().language(), job.backend->name));
-    if (ref_request.backend() != base.backend()) ref_request.set_device_index(0);
+    if (ref_request.backend() != w.base.backend()) ref_request.set_device_index(0);
   }
-  RoleRun ref = RunRole(node, job, ref_request,
-                        python ? Python("reference") : Compiled(job.reference), "reference",
-                        !cached.has_value(), on_stage, cancel);
+  w.ref = RunReference(node, job, ref_request, !cached.has_value(), on_stage, cancel,
+                       &w.ref_folder);
   out.detail.set_reference_source(job.reference_source);
-  if (!AcceptReference(ref, cancel, out)) return out;
-  const v1::TimingResult ref_timing = cached ? *cached : ref.result.timing();
-  if (!cached) node.reference_timings->Store(cache_key, ref_timing);
-  *out.detail.mutable_reference_timing() = ref_timing;
+  if (!AcceptReference(w.ref, cancel, out)) return false;
+  w.ref_cached = cached.has_value();
+  w.ref_timing = cached ? *cached : w.ref.result.timing();
+  if (!cached) node.reference_timings->Store(cache_key, w.ref_timing);
+  *out.detail.mutable_reference_timing() = w.ref_timing;
+  return true;
+}
 
-  const double peak_gbps = PeakBandwidth(node, job, base, on_stage, cancel);
-  RoleRun cand = RunRole(node, job, SolutionRequest(base), Candidate(job), "candidate",
-                         /*measure=*/true, on_stage, cancel);
+// The candidate's outputs of workload `w` judged: comparison, speed-of-light floor.
+void Judge(const RoleRun& cand, double peak_gbps, WorkloadState& w) {
+  const WorkloadJob& job = *w.job;
+  WorkloadResult& out = w.out;
   out.worker_log = cand.log;
-  if (!AcceptCandidate(cand, out)) return out;
+  if (!AcceptCandidate(cand, out)) return;
   *out.detail.mutable_timing() = cand.result.timing();
-
-  OutputVerdict verdict = CompareOutputs(*job.definition, *job.workload, trials,
-                                         {&ref.result, ref.dir}, {&cand.result, cand.dir});
-  ApplyVerdict(verdict, cand.result.timing(), ref_timing, out);
+  OutputVerdict verdict = CompareOutputs(*job.definition, *job.workload, w.trials,
+                                         {&w.ref.result, w.ref.dir}, {&cand.result, cand.dir});
+  ApplyVerdict(verdict, cand.result.timing(), w.ref_timing, out);
   for (const std::string& warning : verdict.warnings) out.detail.add_warnings(warning);
   ApplyFloor(job, peak_gbps, out);
-  AddBaselines(node, job, base, ref, ref_timing, cached.has_value(), on_stage, cancel, out);
-  return out;
+}
+
+// The candidate's worker for the run: one process serving every workload from `from` on.
+struct CandidateWorker {
+  RoleWorker worker;
+  std::unique_ptr<WorkerSession> session;
+  absl::Status started;
+};
+
+CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
+                               const RoleProgram& program, const std::string& folder,
+                               const std::vector<WorkloadState*>& workloads) {
+  CandidateWorker c;
+  auto prepared = PrepareRoleWorker(node, job, program, folder);
+  if (!prepared.ok()) {
+    c.started = prepared.status();
+    return c;
+  }
+  c.worker = *std::move(prepared);
+  // Every output folder exists before the worker starts: the harness makes nothing in the
+  // candidate's folder while the candidate runs.
+  for (const WorkloadState* w : workloads) {
+    c.started.Update(MakeDirs(absl::StrCat(c.worker.dir, "/w", w->job->index, "/out")));
+  }
+  if (!c.started.ok()) return c;
+  auto session = WorkerSession::Start(c.worker.launch);
+  if (!session.ok()) {
+    c.started = session.status();
+    return c;
+  }
+  c.session = *std::move(session);
+  return c;
+}
+
+}  // namespace
+
+void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
+                       const std::string& run_dir, const StageFn& on_stage,
+                       const std::function<void(int)>& on_workload,
+                       const std::atomic<bool>* cancel, const WorkloadDone& done) {
+  auto cancelled = [cancel] { return cancel != nullptr && cancel->load(); };
+  std::vector<WorkloadState> states(jobs.size());
+  std::vector<WorkloadState*> ready;
+  auto finish = [&](WorkloadState& w) {
+    if (!w.ref_folder.empty()) (void)RemoveTree(w.ref_folder);
+    done(w.job->index, std::move(w.out));
+  };
+  // 1. Every reference first: nothing of the candidate runs while a reference is timed.
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (cancelled()) break;
+    states[i].job = &jobs[i];
+    on_workload(jobs[i].index);
+    const auto t0 = absl::Now();
+    const bool ok = ReferencePhase(node, on_stage, cancel, states[i]);
+    node.metrics->VerdictStage("reference", absl::ToDoubleSeconds(absl::Now() - t0));
+    if (ok) {
+      ready.push_back(&states[i]);
+    } else {
+      finish(states[i]);
+    }
+  }
+  if (ready.empty() || cancelled()) {
+    for (WorkloadState* w : ready) {
+      SetFailure(w->out, v1::CANCELLED, "cancelled", "");
+      finish(*w);
+    }
+    return;
+  }
+  const double peak_gbps =
+      PeakBandwidth(node, *ready.front()->job, ready.front()->base, on_stage, cancel);
+
+  // 2. The candidate: one fresh process for all its workloads (a new one only after a failure
+  // ended the last), each workload judged as soon as its result is in.
+  const WorkloadJob& first = *ready.front()->job;
+  RoleProgram program = Candidate(first);
+  program.backend = first.backend->name;
+  const bool baselines = first.baselines != nullptr && !first.baselines->empty();
+  CandidateWorker cand;
+  int processes = 0;
+  for (size_t k = 0; k < ready.size(); ++k) {
+    WorkloadState& w = *ready[k];
+    if (cancelled()) {
+      SetFailure(w.out, v1::CANCELLED, "cancelled", "");
+      finish(w);
+      continue;
+    }
+    on_workload(w.job->index);
+    const auto t0 = absl::Now();
+    if (cand.session == nullptr || !cand.session->open()) {
+      cand.session.reset();
+      std::vector<WorkloadState*> rest(ready.begin() + static_cast<long>(k), ready.end());
+      cand = StartCandidate(node, *w.job, program,
+                            absl::StrCat(run_dir, "/cand", processes == 0 ? "" : "_",
+                                         processes == 0 ? "" : absl::StrCat(processes)),
+                            rest);
+      ++processes;
+    }
+    RoleRun run;
+    if (!cand.started.ok()) {
+      run.started = cand.started;
+    } else {
+      const std::string out_dir = absl::StrCat(cand.worker.dir, "/w", w.job->index, "/out");
+      run = CallRole(*cand.session,
+                     RoleRequest(SolutionRequest(w.base), cand.worker, program, "candidate",
+                                 /*measure=*/true, out_dir),
+                     cand.worker.dir, cand.worker.launch.log_path, /*last=*/k + 1 == ready.size(),
+                     on_stage, cancel);
+    }
+    Judge(run, peak_gbps, w);
+    if (cand.started.ok()) (void)RemoveTree(absl::StrCat(cand.worker.dir, "/w", w.job->index));
+    node.metrics->VerdictStage("candidate", absl::ToDoubleSeconds(absl::Now() - t0));
+    if (!baselines) {
+      // Only the reference's own entry: nothing more runs.
+      AddBaselines(node, *w.job, w.base, w.ref, w.ref_timing, w.ref_cached, on_stage, cancel,
+                   w.out);
+      finish(w);
+    }
+  }
+  // The candidate's process has ended before any baseline is timed.
+  cand.session.reset();
+  if (!baselines) return;
+  // 3. Baselines, timed on the same inputs with no candidate process left.
+  for (WorkloadState* w : ready) {
+    on_workload(w->job->index);
+    const auto t0 = absl::Now();
+    if (!cancelled()) {
+      AddBaselines(node, *w->job, w->base, w->ref, w->ref_timing, w->ref_cached, on_stage,
+                   cancel, w->out);
+    }
+    node.metrics->VerdictStage("baselines", absl::ToDoubleSeconds(absl::Now() - t0));
+    finish(*w);
+  }
 }
 
 }  // namespace kiln

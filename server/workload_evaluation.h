@@ -40,7 +40,7 @@ struct WorkloadJob {
   // build failed is absent here and has the reason in `baseline_build_errors`.
   const std::map<std::string, CompileOutput>* baseline_builds = nullptr;
   const std::map<std::string, std::string>* baseline_build_errors = nullptr;
-  std::string job_dir;  // this workload's folder; removed by the caller afterwards
+  std::string job_dir;  // this workload's folder (one-shot workers); removed by the caller
 };
 
 struct WorkloadResult {
@@ -59,9 +59,24 @@ using StageFn = std::function<void(v1::RunState)>;
 // official, 1 for kernelbench and robust), as the worker runs them.
 int TrialsFor(const std::string& mode, const v1::TimingConfig& config);
 
-// Never fails: every way a workload can end is a status with a reason.
-WorkloadResult EvaluateWorkload(const NodeContext& node, const WorkloadJob& job,
-                                const StageFn& on_stage, const std::atomic<bool>* cancel);
+// Called once per workload, as soon as its result is final, with the job's index.
+using WorkloadDone = std::function<void(int index, WorkloadResult result)>;
+
+// Evaluates a run's workloads (one definition, one candidate, one device slot) in three phases:
+//   1. every workload's reference (by the slot's warm reference worker when node.warm is set,
+//      else by a worker of its own), timed unless its latency is cached;
+//   2. the candidate: one fresh sandboxed process serving the workloads one request at a time,
+//      each judged (outputs compared, speed-of-light floor) as soon as its result is in; after a
+//      failure ends that process, the next workload gets a new one;
+//   3. the baselines, once the candidate's process has ended (nothing of the candidate runs
+//      while anything is timed for comparison with it).
+// The candidate's folder is `run_dir`/cand; `on_workload(index)` is called as each workload's
+// work begins. Never fails: every way a workload can end is a status with a reason, and `done`
+// is called for every job.
+void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
+                       const std::string& run_dir, const StageFn& on_stage,
+                       const std::function<void(int)>& on_workload,
+                       const std::atomic<bool>* cancel, const WorkloadDone& done);
 
 }  // namespace kiln
 

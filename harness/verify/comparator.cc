@@ -1,7 +1,10 @@
 #include "harness/verify/comparator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "harness/model/dtype.h"
@@ -122,11 +125,66 @@ v1::Tolerance ToleranceProto(const v1::Definition& def) {
   return out;
 }
 
+namespace {
+
+// Below this many elements a chunk is not worth a thread.
+constexpr int64_t kMinChunkElements = int64_t{1} << 20;
+
+// Compares [begin, end) into `t` (indices stay global).
+void VisitRange(Tally& t, v1::DType dtype, const void* got, const void* expected, int64_t begin,
+                int64_t end, const Tolerances& tol) {
+  const int64_t bytes = DTypeStorageBytes(dtype, begin);
+  // Sub-byte types are not chunked (their element boundaries are not byte boundaries).
+  const auto* g = static_cast<const char*>(got) + bytes;
+  const auto* e = static_cast<const char*>(expected) + bytes;
+  Tally local;
+  VisitTyped(local, dtype, g, e, end - begin, tol);
+  t = local;
+  if (t.c.worst_index >= 0) t.c.worst_index += begin;
+}
+
+// Folds chunk `b` (later elements) into `a`, as the serial loop would have.
+void Merge(Tally& a, const Tally& b) {
+  a.c.mismatched += b.c.mismatched;
+  a.c.non_finite += b.c.non_finite;
+  a.unmatched_non_finite_ref += b.unmatched_non_finite_ref;
+  a.c.max_rel_error = std::max(a.c.max_rel_error, b.c.max_rel_error);
+  if (b.c.worst_index >= 0 && (b.c.max_abs_error > a.c.max_abs_error || a.c.worst_index < 0)) {
+    a.c.max_abs_error = b.c.max_abs_error;
+    a.c.worst_index = b.c.worst_index;
+    a.c.worst_got = b.c.worst_got;
+    a.c.worst_expected = b.c.worst_expected;
+  }
+}
+
+}  // namespace
+
 Comparison CompareTensors(v1::DType dtype, const void* got, const void* expected, int64_t numel,
-                          const Tolerances& tol) {
+                          const Tolerances& tol, int threads) {
   Tally t;
-  t.c.elements = numel < 0 ? 0 : numel;
-  VisitTyped(t, dtype, got, expected, t.c.elements, tol);
+  const int64_t elements = numel < 0 ? 0 : numel;
+  if (threads <= 0) threads = static_cast<int>(std::min(16u, std::thread::hardware_concurrency()));
+  const bool byte_aligned = DTypeStorageBytes(dtype, 2) == 2 * DTypeStorageBytes(dtype, 1);
+  const int64_t chunks =
+      byte_aligned ? std::min<int64_t>(threads, elements / kMinChunkElements) : 1;
+  if (chunks <= 1) {
+    VisitTyped(t, dtype, got, expected, elements, tol);
+  } else {
+    std::vector<Tally> parts(static_cast<size_t>(chunks));
+    std::vector<std::thread> workers;
+    const int64_t step = (elements + chunks - 1) / chunks;
+    for (int64_t k = 1; k < chunks; ++k) {
+      workers.emplace_back([&, k] {
+        VisitRange(parts[k], dtype, got, expected, k * step, std::min(elements, (k + 1) * step),
+                   tol);
+      });
+    }
+    VisitRange(parts[0], dtype, got, expected, 0, std::min(elements, step), tol);
+    for (std::thread& w : workers) w.join();
+    t = parts[0];
+    for (int64_t k = 1; k < chunks; ++k) Merge(t, parts[k]);
+  }
+  t.c.elements = elements;
   Comparison& c = t.c;
   const int64_t matched = c.elements - c.mismatched;
   // matched / elements >= required, computed as flashinfer-bench does.

@@ -37,9 +37,13 @@ struct Comparison {
   std::string summary;        // one line for logs: "12/4096 elements off, max abs 0.5 at [3] ..."
 };
 
-// Compares two buffers of `numel` elements of `dtype` (host memory).
+// Compares two buffers of `numel` elements of `dtype` (host memory). `threads` > 1 splits a
+// large comparison into chunks compared in parallel (0: the machine's hardware threads, at most
+// 16); the result is the same as a serial comparison's, worst element included (the first of
+// equal errors). The worker compares serially: threads of its own would blur its accounting
+// of the solution's host threads.
 Comparison CompareTensors(v1::DType dtype, const void* got, const void* expected, int64_t numel,
-                          const Tolerances& tol);
+                          const Tolerances& tol, int threads = 1);
 
 }  // namespace kiln
 

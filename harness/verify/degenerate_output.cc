@@ -9,10 +9,10 @@
 namespace kiln {
 
 std::string TrivialOutputThatPasses(v1::DType dtype, const void* expected, int64_t numel,
-                                    const Tolerances& tol) {
+                                    const Tolerances& tol, int threads) {
   if (!DTypeIsFloat(dtype) || numel <= 0) return "";
   std::vector<unsigned char> trivial(static_cast<size_t>(DTypeStorageBytes(dtype, numel)), 0);
-  if (CompareTensors(dtype, trivial.data(), expected, numel, tol).passed) return "all-zero";
+  if (CompareTensors(dtype, trivial.data(), expected, numel, tol, threads).passed) return "all-zero";
   double sum = 0;
   int64_t finite = 0;
   for (int64_t i = 0; i < numel; ++i) {
@@ -25,7 +25,7 @@ std::string TrivialOutputThatPasses(v1::DType dtype, const void* expected, int64
   if (finite == 0) return "";
   const double mean = sum / static_cast<double>(finite);
   for (int64_t i = 0; i < numel; ++i) StoreFromDouble(dtype, trivial.data(), i, mean);
-  if (CompareTensors(dtype, trivial.data(), expected, numel, tol).passed) {
+  if (CompareTensors(dtype, trivial.data(), expected, numel, tol, threads).passed) {
     return absl::StrFormat("constant %g", mean);
   }
   return "";

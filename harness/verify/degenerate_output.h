@@ -14,9 +14,10 @@
 namespace kiln {
 
 // "all-zero" or "constant 0.125" when such an output passes against `expected` (numel elements
-// of a float dtype) at `tol`; "" when neither does or the dtype is not a float type.
+// of a float dtype) at `tol`; "" when neither does or the dtype is not a float type. `threads`
+// as CompareTensors.
 std::string TrivialOutputThatPasses(v1::DType dtype, const void* expected, int64_t numel,
-                                    const Tolerances& tol);
+                                    const Tolerances& tol, int threads = 1);
 
 }  // namespace kiln
 

@@ -1,8 +1,10 @@
-// kiln-worker: evaluates one (role, workload) for kiln-harness. Reads one framed WorkerRequest
-// from fd 3, writes framed WorkerEvents (status changes, then one WorkerResult) to fd 4, and
-// exits 0 once the result is sent; a crash of the solution ends the process and the harness
-// reads the signal. stdout and stderr (the solution's prints included) go to the worker log.
-// No signal handlers are installed: a crash must stay visible as a crash.
+// kiln-worker: evaluates one role (candidate, reference, ...) of a run for kiln-harness, one
+// workload per request. Reads framed WorkerRequests from fd 3 one after the other and answers
+// each with framed WorkerEvents on fd 4 (status changes, then one WorkerResult). It exits 0 when
+// fd 3 ends, and right after a result that is not PASSED (whatever the solution left running
+// must not meet the next workload's buffers); a crash of the solution ends the process and the
+// harness reads the signal. stdout and stderr (the solution's prints included) go to the worker
+// log. No signal handlers are installed: a crash must stay visible as a crash.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -32,7 +34,19 @@ int main() {
   }
   // Line-buffered so the log keeps the solution's last lines when it crashes.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  kiln::v1::WorkerRequest request;
-  if (!kiln::ReadWorkerRequest(kiln::kWorkerRequestFd, &request)) Exit(2);
-  Exit(kiln::ServeWorkerRequest(request, kiln::kWorkerEventFd, nullptr));
+  for (int served = 0;; ++served) {
+    kiln::v1::WorkerRequest request;
+    switch (kiln::ReadNextWorkerRequest(kiln::kWorkerRequestFd, &request)) {
+      case kiln::NextRequest::kEnd:
+        Exit(served > 0 ? 0 : 2);
+      case kiln::NextRequest::kMalformed:
+        Exit(2);
+      case kiln::NextRequest::kRequest:
+        break;
+    }
+    bool passed = false;
+    const int code = kiln::ServeWorkerRequest(request, kiln::kWorkerEventFd, nullptr, nullptr,
+                                              &passed);
+    if (code != 0 || !passed) Exit(code);
+  }
 }

@@ -5,8 +5,9 @@
 // are the very code kiln-worker runs for candidates: there is no second timing implementation
 // in Python.
 //
-// The C API (one request per process, like kiln-worker):
-//   kiln_runner_read_request()    reads the WorkerRequest from fd 3; 0 on success
+// The C API (requests one after the other, like kiln-worker):
+//   kiln_runner_read_request()    reads the next WorkerRequest from fd 3: 0 when one was read,
+//                                 1 when the harness ended the requests, 2 on a malformed one
 //   kiln_runner_definition_json() the request's definition (flashinfer-bench JSON)
 //   kiln_runner_device_index()    the CUDA device the runner must use
 //   kiln_runner_backend()         the request's backend ("cuda", "host")
@@ -16,6 +17,8 @@
 //                                 `collect` (may be null) runs after checked calls only.
 //   kiln_runner_serve_solution(entry, collect)  the same for a candidate: `collect` (null for a
 //                                 destination-passing solution) runs after every call
+//   kiln_runner_last_passed()     1 when the last result sent was PASSED: only then may the
+//                                 runner read another request (else it must exit)
 //   kiln_runner_note_failure(msg) why the last call failed: the failed result's reason (with
 //                                 the check's name first when the call returned
 //                                 kExternalRejected)
@@ -41,6 +44,7 @@ std::string& DefinitionJson() {
 }
 
 bool request_read = false;
+bool last_passed = false;
 
 std::string& FailureNote() {
   static auto* note = new std::string();
@@ -61,8 +65,9 @@ int Serve(kiln_entry entry, kiln_entry collect, bool collect_timed_calls) {
   external.collect = collect;
   external.collect_timed_calls = collect_timed_calls;
   external.explain = TakeFailureNote;
-  const int code =
-      kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external, TakeFailureNote);
+  last_passed = false;
+  const int code = kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external,
+                                            TakeFailureNote, &last_passed);
   std::fflush(nullptr);
   return code;
 }
@@ -73,12 +78,22 @@ extern "C" {
 
 __attribute__((visibility("default"))) int kiln_runner_read_request() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (request_read) return 0;
-  if (!kiln::ReadWorkerRequest(kiln::kWorkerRequestFd, &Request())) return 2;
+  Request().Clear();
+  request_read = false;
+  switch (kiln::ReadNextWorkerRequest(kiln::kWorkerRequestFd, &Request())) {
+    case kiln::NextRequest::kEnd:
+      return 1;
+    case kiln::NextRequest::kMalformed:
+      return 2;
+    case kiln::NextRequest::kRequest:
+      break;
+  }
   DefinitionJson() = kiln::DefinitionToJson(Request().definition(), false);
   request_read = true;
   return 0;
 }
+
+__attribute__((visibility("default"))) int kiln_runner_last_passed() { return last_passed ? 1 : 0; }
 
 __attribute__((visibility("default"))) const char* kiln_runner_definition_json() {
   return DefinitionJson().c_str();

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -11,16 +13,27 @@
 
 namespace kiln {
 
-bool ReadWorkerRequest(int request_fd, v1::WorkerRequest* request) {
-  const bool ok = ReadFramed(request_fd, request);
-  close(request_fd);
-  if (!ok) std::fprintf(stderr, "kiln-worker: cannot read a WorkerRequest from fd %d\n", request_fd);
-  return ok;
+NextRequest ReadNextWorkerRequest(int request_fd, v1::WorkerRequest* request) {
+  char first;
+  ssize_t n;
+  do {
+    n = ::read(request_fd, &first, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) return NextRequest::kEnd;
+  if (n < 0) {
+    std::fprintf(stderr, "kiln-worker: cannot read fd %d: %s\n", request_fd, std::strerror(errno));
+    return NextRequest::kMalformed;
+  }
+  if (!ReadFramedAfter(request_fd, first, request)) {
+    std::fprintf(stderr, "kiln-worker: a malformed WorkerRequest on fd %d\n", request_fd);
+    return NextRequest::kMalformed;
+  }
+  return NextRequest::kRequest;
 }
 
 int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
                        const ExternalEntry* external,
-                       const std::function<std::string()>& explain) {
+                       const std::function<std::string()>& explain, bool* passed) {
   std::fprintf(stderr, "kiln-worker: %s role, %s backend, %s\n", request.role().c_str(),
                request.backend().c_str(),
                external != nullptr
@@ -35,6 +48,7 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
     WriteFramed(event_fd, event);
   };
   v1::WorkerResult result = Evaluate(request, send_status, external);
+  if (passed != nullptr) *passed = result.status() == v1::PASSED;
   if (result.status() != v1::PASSED && explain) {
     const std::string why = explain();
     if (!why.empty()) result.set_error(result.error() + ": " + why);

@@ -16,16 +16,21 @@ namespace kiln {
 constexpr int kWorkerRequestFd = 3;
 constexpr int kWorkerEventFd = 4;
 
-// Reads the request from `request_fd` and closes it; false (with a line on stderr) when it cannot.
-bool ReadWorkerRequest(int request_fd, v1::WorkerRequest* request);
+// A worker serves its role's workloads one request at a time, on one fd that the harness closes
+// after the last: kEnd when it ended cleanly between requests, kMalformed (a line on stderr) when
+// a frame was cut short or does not parse.
+enum class NextRequest { kRequest, kEnd, kMalformed };
+NextRequest ReadNextWorkerRequest(int request_fd, v1::WorkerRequest* request);
 
 // Evaluates `request` (with `external` as the solution when set), sending events to `event_fd`.
 // Returns the process exit code: 0 once the result is sent, 3 when it cannot be.
 // `explain`, when set, says why an in-process solution failed (the Python exception); it is
-// appended to the error of a failed result.
+// appended to the error of a failed result. `passed` (optional) is set when the result sent was
+// PASSED: only then may the process serve another request.
 int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
                        const ExternalEntry* external,
-                       const std::function<std::string()>& explain = nullptr);
+                       const std::function<std::string()>& explain = nullptr,
+                       bool* passed = nullptr);
 
 // Sends `result` as the worker's final event on `event_fd` (its error made valid UTF-8 and
 // printed to the log first). The process exit code: 0 when sent, 3 when it cannot be.

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -42,8 +43,67 @@ std::vector<std::string> OverrideEnvironment(const std::vector<std::string>& bas
 bool WriteFramed(int fd, const google::protobuf::MessageLite& msg);
 // Reads one frame; false at EOF or on a malformed frame (length > max_bytes).
 bool ReadFramed(int fd, google::protobuf::MessageLite* msg, uint32_t max_bytes = 64u << 20);
+// The same, when the frame's first byte has been read already.
+bool ReadFramedAfter(int fd, char first, google::protobuf::MessageLite* msg,
+                     uint32_t max_bytes = 64u << 20);
 
-// Runs one worker to completion. A Status error means the worker could not be started at all.
+class PipeFd;
+class Process;
+struct ProcessResult;
+
+// One worker process serving requests one after the other: a candidate's every workload, or
+// a trusted reference kept warm across runs. Each request has launch.timeout_s, and the same
+// judgement of how a worker ends as RunWorker's. The worker takes another request only after a
+// PASSED result whose claims hold; any other ending ends the process and the session
+// (open() is false): the next request needs a new session.
+//
+//   auto session = WorkerSession::Start(launch);
+//   v1::WorkerResult r0 = (*session)->Call(request0, on_status, cancel, /*last=*/false);
+//   if ((*session)->open()) r1 = (*session)->Call(request1, on_status, cancel, /*last=*/true);
+class WorkerSession {
+ public:
+  // Starts the worker (it then waits for its first request). Error: it could not be started.
+  static absl::StatusOr<std::unique_ptr<WorkerSession>> Start(const WorkerLaunch& launch);
+  // Ends the worker: no more requests; an idle worker exits, one that does not within 1 s is
+  // killed with its process group.
+  ~WorkerSession();
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+
+  // Sends `request`, relays its status events (on this thread) and returns its result.
+  // `last`: no request follows; the worker's exit is awaited and a PASSED result needs a clean
+  // one, exactly as RunWorker. Otherwise a PASSED result is checked (CheckResultClaims) and the
+  // worker stays, waiting for the next request, with no time limit running.
+  v1::WorkerResult Call(const v1::WorkerRequest& request,
+                        const std::function<void(const v1::WorkerStatus&)>& on_status,
+                        const std::atomic<bool>* cancel, bool last);
+  // Whether the worker can take another request.
+  bool open() const { return open_; }
+  int pid() const;
+
+ private:
+  struct CallState;
+  explicit WorkerSession(WorkerLaunch launch);
+  void WatchLog(CallState& st);
+  void ReadEvents(CallState& st, const std::function<void(const v1::WorkerStatus&)>& on_status);
+  void ParseFrames(CallState& st, const std::function<void(const v1::WorkerStatus&)>& on_status);
+  v1::WorkerResult Interpret(const v1::WorkerRequest& request, const ProcessResult& process,
+                             CallState& st);
+
+  const WorkerLaunch launch_;
+  std::unique_ptr<PipeFd> request_fd_;
+  std::unique_ptr<PipeFd> event_fd_;
+  std::unique_ptr<Process> process_;
+  std::unique_ptr<ProcessResult> exit_;  // valid once done_
+  std::thread waiter_;                   // Process::Wait, for the worker's whole life
+  std::atomic<bool> kill_{false};
+  std::atomic<bool> done_{false};
+  std::string buffer_;  // event bytes not yet parsed
+  bool open_ = true;
+};
+
+// Runs one worker for one request, to completion (a WorkerSession of one request). A Status
+// error means the worker could not be started at all.
 absl::StatusOr<v1::WorkerResult> RunWorker(
     const WorkerLaunch& launch, const v1::WorkerRequest& request,
     const std::function<void(const v1::WorkerStatus&)>& on_status,

@@ -519,7 +519,6 @@ def main():
         import torch
     except Exception as e:
         return fail(f"the Python runner cannot import torch: {e!r}")
-    definition = json.loads(core.kiln_runner_definition_json().decode("utf-8"))
     backend = core.kiln_runner_backend().decode()
     candidate = opts.solution is not None
     try:
@@ -533,26 +532,17 @@ def main():
             device = torch.device("cpu")
         else:
             return fail(f"the Python runner does not drive backend '{backend}'")
-        guard = Guard(torch, Runner, definition) if candidate else None
+        # The guard captures what it watches before the candidate is imported.
+        guard = None
+        solution_fn = None
         if candidate:
-            fn = load_solution(opts.solution, opts.entry)
-            what = f"solution {opts.entry} ({opts.style})"
-        else:
-            source = definition.get("reference") or ""
-            if not source.strip():
-                return fail(f"definition '{definition.get('name')}' has no Python reference")
-            fn = load_reference(source, here)
-            if opts.baseline == "torch_compile":
-                # Compiled on the first (checked, untimed) call; kiln times the compiled graph.
-                fn = torch.compile(fn)
-            what = opts.baseline
+            first = json.loads(core.kiln_runner_definition_json().decode("utf-8"))
+            guard = Guard(torch, Runner, first)
+            solution_fn = load_solution(opts.solution, opts.entry)
     except Exception as e:
         text = traceback.format_exc()
         print(text, file=sys.stderr)
-        subject = "the solution" if candidate else "the definition's reference"
-        return fail(f"{subject} cannot be loaded: " + text.strip().splitlines()[-1])
-    print(f"kiln python runner: torch {torch.__version__}, {what}, definition "
-          f"{definition.get('name')}, device {device}", file=sys.stderr, flush=True)
+        return fail("the solution cannot be loaded: " + text.strip().splitlines()[-1])
 
     def note_failure(e):
         if isinstance(e, Refusal):
@@ -562,15 +552,56 @@ def main():
             line = " | ".join(lines[:4])
         core.kiln_runner_note_failure(line[:800].encode("utf-8", "replace"))
 
-    style = opts.style if candidate else "value"
-    runner = Runner(torch, definition, fn, device, style, note_failure, guard)
-    entry = ENTRY(runner.entry)
-    if not candidate:
-        return core.kiln_runner_serve(entry, ENTRY(runner.collect))
-    # A candidate's collector runs after every call: it copies a value-returning solution's
-    # outputs and checks the guard for both styles.
-    return core.kiln_runner_serve_solution(entry, ENTRY(runner.collect))
-
+    # One request per workload, all of one definition; a new definition (never within a run)
+    # loads the reference anew.
+    loaded_json = None
+    runner = entry = collect = None
+    while True:
+        definition_json = core.kiln_runner_definition_json().decode("utf-8")
+        if definition_json != loaded_json:
+            definition = json.loads(definition_json)
+            try:
+                if candidate:
+                    fn = solution_fn
+                    what = f"solution {opts.entry} ({opts.style})"
+                else:
+                    source = definition.get("reference") or ""
+                    if not source.strip():
+                        return fail(f"definition '{definition.get('name')}' has no Python reference")
+                    fn = load_reference(source, here)
+                    if opts.baseline == "torch_compile":
+                        # Compiled on the first (checked, untimed) call; kiln times the compiled graph.
+                        fn = torch.compile(fn)
+                    what = opts.baseline
+            except Exception as e:
+                text = traceback.format_exc()
+                print(text, file=sys.stderr)
+                subject = "the solution" if candidate else "the definition's reference"
+                return fail(f"{subject} cannot be loaded: " + text.strip().splitlines()[-1])
+            print(f"kiln python runner: torch {torch.__version__}, {what}, definition "
+                  f"{definition.get('name')}, device {device}", file=sys.stderr, flush=True)
+            style = opts.style if candidate else "value"
+            runner = Runner(torch, definition, fn, device, style, note_failure, guard)
+            entry = ENTRY(runner.entry)
+            collect = ENTRY(runner.collect)
+            loaded_json = definition_json
+        if candidate:
+            # A candidate's collector runs after every call: it copies a value-returning
+            # solution's outputs and checks the guard for both styles.
+            code = core.kiln_runner_serve_solution(entry, collect)
+        else:
+            code = core.kiln_runner_serve(entry, collect)
+        # After a failure the process ends: nothing the solution left running meets the next
+        # workload.
+        if code != 0 or not core.kiln_runner_last_passed():
+            return code
+        sys.stdout.flush()
+        sys.stderr.flush()
+        more = core.kiln_runner_read_request()
+        if more == 1:
+            return 0
+        if more != 0:
+            return 2
 
 if __name__ == "__main__":
     code = main()
