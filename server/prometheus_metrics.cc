@@ -114,7 +114,8 @@ void PrometheusMetrics::Histogram::Render(const std::string& name, std::string* 
   const std::string extra = labels.empty() ? "" : labels + ",";
   for (size_t i = 0; i < counts.size(); ++i) {
     cumulative += counts[i];
-    const std::string le = i < bounds.size() ? Number(bounds[i]) : "+Inf";
+    // Bounds as written ("0.05"), not at full precision.
+    const std::string le = i < bounds.size() ? absl::StrCat(bounds[i]) : "+Inf";
     absl::StrAppend(out, name, "_bucket{", extra, "le=\"", le, "\"} ", cumulative, "\n");
   }
   const std::string braces = labels.empty() ? "" : absl::StrCat("{", labels, "}");

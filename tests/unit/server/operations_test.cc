@@ -63,6 +63,31 @@ TEST_CASE("metrics render runs by status, durations as histograms and device bus
              Catch::Contains("kiln_device_busy_seconds_total{backend=\"cuda\",device=\"1\"} 4\n"));
 }
 
+TEST_CASE("metrics render verdict stages per stage and the device-held fraction while pending") {
+  PrometheusMetrics metrics;
+  // 10 s with runs pending, 2 slots, 15 slot-seconds held meanwhile: 75 %.
+  metrics.SetLoadProbe([] { return LoadSample{0, 0, 10.0, 15.0, 2}; });
+  metrics.VerdictStage("compile", 0.3);
+  metrics.VerdictStage("compile", 0.04);
+  metrics.VerdictStage("candidate", 1.2);
+  metrics.WarmWorkerStarted();
+  const std::string text = metrics.Render();
+  CHECK_THAT(text, Catch::Contains("# TYPE kiln_verdict_stage_seconds histogram\n"));
+  CHECK_THAT(text,
+             Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"compile\",le=\"0.05\"} 1\n"));
+  CHECK_THAT(text,
+             Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"compile\",le=\"0.35\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_verdict_stage_seconds_count{stage=\"compile\"} 2\n"));
+  CHECK_THAT(text,
+             Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"candidate\",le=\"1\"} 0\n"));
+  CHECK_THAT(text,
+             Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"candidate\",le=\"1.5\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_warm_workers_started_total 1\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_work_pending_seconds_total 10\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_device_held_while_pending_seconds_total 15\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_device_held_fraction_while_pending 0.75\n"));
+}
+
 TEST_CASE("the metrics endpoint serves /metrics and 404s other paths") {
   auto endpoint = MetricsEndpoint::Start("127.0.0.1:0", [] { return std::string("kiln_x 1\n"); });
   REQUIRE(endpoint.ok());

@@ -37,6 +37,7 @@ class TestNode {
       HarnessOptions defaults = TestOptions(dir_ + "/data");
       defaults.max_queue = options.max_queue;
       defaults.python = options.python;
+      defaults.warm_references = options.warm_references;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);
@@ -52,6 +53,8 @@ class TestNode {
   }
 
   v1::Harness::Stub& stub() { return *stub_; }
+  // The node's own folder (its data dir is dir()/data unless the options named one).
+  const std::string& dir() const { return dir_; }
   HarnessServer& server() { return *server_; }
 
  private:

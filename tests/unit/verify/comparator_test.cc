@@ -129,3 +129,46 @@ TEST_CASE("tolerances come from the definition's extension or default to flashin
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST_CASE("a comparison split over threads finds what the serial one finds") {
+  // 3.5 Mi elements: chunks of at least 1 Mi, so 3 threads take part.
+  const int64_t n = (int64_t{7} << 20) / 2;
+  std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    want[i] = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) - 0.5f;
+    got[i] = want[i];
+  }
+  // Off elements in every chunk; the two largest errors are equal, the first must be reported.
+  for (int64_t i : {int64_t{5}, int64_t{1} << 20, (int64_t{5} << 20) / 2, n - 1}) got[i] += 0.25f;
+  want[100] = want[n - 7] = 0.5f;
+  got[100] = got[n - 7] = 3.5f;
+  got[n / 2] = std::numeric_limits<float>::quiet_NaN();
+  Tolerances tol;
+  tol.atol = 1e-3;
+  tol.rtol = 1e-3;
+  const Comparison serial = CompareTensors(v1::DTYPE_FLOAT32, got.data(), want.data(), n, tol, 1);
+  for (int threads : {2, 3, 0}) {
+    INFO("threads " << threads);
+    const Comparison split =
+        CompareTensors(v1::DTYPE_FLOAT32, got.data(), want.data(), n, tol, threads);
+    CHECK(split.elements == n);
+    CHECK(split.mismatched == serial.mismatched);
+    CHECK(split.non_finite == serial.non_finite);
+    CHECK(split.worst_index == 100);
+    CHECK(split.worst_index == serial.worst_index);
+    CHECK(split.max_abs_error == serial.max_abs_error);
+    CHECK(split.max_rel_error == serial.max_rel_error);
+    CHECK(split.passed == serial.passed);
+    CHECK(split.summary == serial.summary);
+  }
+  CHECK(serial.mismatched == 7);
+  CHECK(serial.non_finite == 1);
+}
+
+}  // namespace
+}  // namespace kiln

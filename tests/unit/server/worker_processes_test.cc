@@ -1,0 +1,138 @@
+// Which processes serve a run: one fresh candidate process for all of a run's workloads, never
+// shared with another run; the reference served by a warm worker kept between runs (unless
+// --warm-references=false).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "tests/unit/server/test_node.h"
+
+namespace kiln {
+namespace {
+
+using testing::Evaluate;
+using testing::EvaluateOutcome;
+using testing::TestNode;
+using testing::VectorAddRequest;
+using testing::VectorAddSolution;
+using testing::VectorAddWorkload;
+
+// Prints where its own code was loaded (ASLR: another process, another address) on the first
+// element of every call.
+v1::Solution ProcessReporter(const std::string& name) {
+  return VectorAddSolution(name, R"(
+    if (i == 0) { std::printf("kiln-test process %p\n", (void*)&marker); std::fflush(stdout); }
+    c[i] = a[i] + b[i];)",
+                           "#include <cstdio>\nstatic int marker;\n");
+}
+
+v1::EvaluateRequest ThreeWorkloads(const v1::Solution& solution) {
+  v1::EvaluateRequest request = VectorAddRequest(solution, 1024);
+  *request.add_workloads() = VectorAddWorkload(2048, "test-n2048");
+  *request.add_workloads() = VectorAddWorkload(4096, "test-n4096");
+  return request;
+}
+
+// The process markers each workload's worker log names, by workload ("w0", "w1", ...).
+std::map<std::string, std::set<std::string>> Processes(TestNode& node, const v1::Run& run) {
+  std::map<std::string, std::set<std::string>> out;
+  const std::regex marker("kiln-test process (0x[0-9a-f]+)");
+  for (const v1::ArtifactRef& a : run.artifacts()) {
+    if (a.kind() != "worker_log") continue;
+    grpc::ClientContext ctx;
+    v1::GetArtifactRequest request;
+    request.set_sha256(a.sha256());
+    v1::Artifact artifact;
+    REQUIRE(node.stub().GetArtifact(&ctx, request, &artifact).ok());
+    const std::string& text = artifact.content();
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), marker);
+         it != std::sregex_iterator(); ++it) {
+      out[a.name()].insert((*it)[1].str());
+    }
+  }
+  return out;
+}
+
+v1::Run Passed(TestNode& node, const v1::EvaluateRequest& request) {
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  INFO(out.status.error_message());
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  INFO(run.reason());
+  REQUIRE(run.status() == v1::PASSED);
+  REQUIRE(run.traces_size() == request.workloads_size());
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(run.run_id());
+  v1::Run archived;
+  REQUIRE(node.stub().GetRun(&ctx, get, &archived).ok());
+  return archived;
+}
+
+// Folders of warm reference workers started on this node.
+int WarmWorkersStarted(const TestNode& node) {
+  const std::string warm = node.dir() + "/data/jobs/warm";
+  if (!std::filesystem::exists(warm)) return 0;
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(warm)) n += entry.is_directory();
+  return n;
+}
+
+TEST_CASE("a run's workloads share one candidate process that no other run shares") {
+  TestNode node;
+  v1::Run first = Passed(node, ThreeWorkloads(ProcessReporter("reporter")));
+  v1::Run second = Passed(node, ThreeWorkloads(ProcessReporter("reporter")));
+  auto a = Processes(node, first);
+  auto b = Processes(node, second);
+  REQUIRE(a.size() == 3);
+  REQUIRE(b.size() == 3);
+  // Within a run: every workload's log names the same one process.
+  std::set<std::string> in_a, in_b;
+  for (const auto& [name, markers] : a) in_a.insert(markers.begin(), markers.end());
+  for (const auto& [name, markers] : b) in_b.insert(markers.begin(), markers.end());
+  CHECK(in_a.size() == 1);
+  CHECK(in_b.size() == 1);
+  // Across runs: another process (another load address).
+  CHECK(in_a != in_b);
+  // The reference was served by one warm worker for both runs.
+  CHECK(WarmWorkersStarted(node) == 1);
+}
+
+TEST_CASE("a candidate whose worker fails a workload gets a fresh process for the next one") {
+  TestNode node;
+  // Fails (non-zero return) on the 2048 workload only: the worker ends there.
+  v1::Solution s = VectorAddSolution("fails_middle", R"(
+    if (i == 0) { std::printf("kiln-test process %p\n", (void*)&marker); std::fflush(stdout); }
+    if (args[0].shape[0] == 2048) return 5;
+    c[i] = a[i] + b[i];)",
+                                     "#include <cstdio>\nstatic int marker;\n");
+  EvaluateOutcome out = Evaluate(node.stub(), ThreeWorkloads(s));
+  REQUIRE(out.status.ok());
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(out.run().run_id());
+  v1::Run run;
+  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
+  REQUIRE(run.traces_size() == 3);
+  CHECK(run.traces(0).evaluation().status() == v1::PASSED);
+  CHECK(run.traces(1).evaluation().status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(run.traces(1).kiln().reason(), Catch::Contains("returned 5"));
+  CHECK(run.traces(2).evaluation().status() == v1::PASSED);
+  auto markers = Processes(node, run);
+  REQUIRE(markers["w0"].size() == 1);
+  REQUIRE(markers["w2"].size() == 1);
+  CHECK(markers["w0"] != markers["w2"]);
+}
+
+TEST_CASE("--warm-references=false gives every workload's reference a worker of its own") {
+  HarnessOptions options;
+  options.warm_references = false;
+  TestNode node(options);
+  Passed(node, ThreeWorkloads(ProcessReporter("reporter")));
+  CHECK(WarmWorkersStarted(node) == 0);
+}
+
+}  // namespace
+}  // namespace kiln
