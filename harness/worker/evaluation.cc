@@ -119,7 +119,7 @@ class Evaluation {
   const bool nondeterministic_;
   const bool inplace_;
   HelperThreads helpers_;
-  std::unique_ptr<Device> device_;
+  std::shared_ptr<Device> device_;  // kept for the worker's next request (WorkerDevice)
   std::unique_ptr<TensorSet> tensors_;
   kiln_entry entry_ = nullptr;
   kiln_entry collect_ = nullptr;
@@ -139,8 +139,8 @@ absl::Status Evaluation::Setup() {
   if (request_.trial_seeds_size() == 0) {
     return absl::InvalidArgumentError("request.trial_seeds: no trial seeds");
   }
-  absl::StatusOr<std::unique_ptr<Device>> device =
-      OpenDevice(request_.backend(), request_.device_index());
+  absl::StatusOr<std::shared_ptr<Device>> device =
+      WorkerDevice(request_.backend(), request_.device_index());
   if (!device.ok()) return device.status();
   device_ = *std::move(device);
   std::error_code ec;

@@ -43,4 +43,24 @@ absl::StatusOr<std::unique_ptr<Device>> OpenDevice(const std::string& backend, i
                                                  "' (expected host, cuda or level_zero)"));
 }
 
+absl::StatusOr<std::shared_ptr<Device>> WorkerDevice(const std::string& backend,
+                                                     int device_index) {
+  struct Kept {
+    std::string backend;
+    int index = -1;
+    std::shared_ptr<Device> device;
+  };
+  static auto* kept = new Kept();  // never destroyed: workers end with _exit
+  if (kept->device != nullptr && kept->backend == backend && kept->index == device_index) {
+    return kept->device;
+  }
+  kept->device.reset();
+  absl::StatusOr<std::unique_ptr<Device>> device = OpenDevice(backend, device_index);
+  if (!device.ok()) return device.status();
+  kept->backend = backend;
+  kept->index = device_index;
+  kept->device = std::shared_ptr<Device>(*std::move(device));
+  return kept->device;
+}
+
 }  // namespace kiln
