@@ -37,6 +37,7 @@
 #include "server/metrics_endpoint.h"
 #include "server/node_context.h"
 #include "server/principal_quota.h"
+#include "server/spare_workers.h"
 #include "server/warm_workers.h"
 #include "server/prometheus_metrics.h"
 #include "server/reference_timing_cache.h"
@@ -180,6 +181,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<PythonRuntime> python_;
   std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
   std::unique_ptr<WarmWorkers> warm_;  // outlives the scheduler and the runs using it
+  std::unique_ptr<SpareWorkers> spares_;  // the same
   std::set<std::string> builtin_names_;
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
@@ -369,6 +371,10 @@ absl::Status HarnessServerImpl::Open() {
   if (options_.warm_references) {
     warm_ = std::make_unique<WarmWorkers>();
     node_.warm = warm_.get();
+  }
+  if (options_.python_spares) {
+    spares_ = std::make_unique<SpareWorkers>();
+    node_.spares = spares_.get();
   }
   node_.worker_timeout_s = options_.worker_timeout_s;
   node_.host_flush_bytes = options_.host_flush_mb << 20;

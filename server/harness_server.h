@@ -37,6 +37,8 @@ struct HarnessOptions {
   bool check_references = true;
   // References served by warm workers kept between runs (server/warm_workers.h).
   bool warm_references = true;
+  // Python runners started ahead of need for Python/Triton candidates (server/spare_workers.h).
+  bool python_spares = true;
   std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
   int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB
   // Host backend, official and robust modes: the cache-flush buffer in MiB (0: twice the

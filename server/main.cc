@@ -40,6 +40,9 @@ ABSL_FLAG(bool, warm_references, true,
           "keep each definition's reference running between runs (one sandboxed worker per "
           "reference and device, torch imported and the device's context made); false: a "
           "fresh reference worker for every workload");
+ABSL_FLAG(bool, python_spares, true,
+          "keep one Python runner per GPU started ahead of need (torch and triton imported) for "
+          "the next Python/Triton candidate");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
@@ -84,6 +87,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.python = absl::GetFlag(FLAGS_python);
   o.check_references = absl::GetFlag(FLAGS_check_references);
   o.warm_references = absl::GetFlag(FLAGS_warm_references);
+  o.python_spares = absl::GetFlag(FLAGS_python_spares);
   kiln::ApplyAccessFlags(&o);
   kiln::ApplySandboxFlags(&o);
   return o;
@@ -97,6 +101,7 @@ constexpr char kUsage[] =
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
     "                    [--check-references=true|false] [--python PATH|none]\n"
     "                    [--host-flush-mb N] [--warm-references=true|false]\n"
+    "                    [--python-spares=true|false]\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
@@ -116,7 +121,10 @@ constexpr char kUsage[] =
     "                            sandboxed worker per reference program and device, its torch\n"
     "                            imported and its device context made (default true; false: a\n"
     "                            fresh reference worker for every workload). Candidates always\n"
-    "                            get a fresh process of their own\n";
+    "                            get a fresh process of their own\n"
+    "  --python-spares=B         keep one Python runner per GPU started ahead of need, torch\n"
+    "                            and triton imported on the CPU only, for the next Python or\n"
+    "                            Triton candidate; each serves one run (default true)\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

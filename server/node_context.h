@@ -18,6 +18,7 @@
 
 namespace kiln {
 
+class SpareWorkers;
 class WarmWorkers;
 
 struct NodeContext {
@@ -45,6 +46,8 @@ struct NodeContext {
   const PythonRuntime* python = nullptr;
   // Warm reference workers kept between runs (null: every reference gets a worker of its own).
   WarmWorkers* warm = nullptr;
+  // Python runners started ahead of need for Python/Triton candidates (null: none).
+  SpareWorkers* spares = nullptr;
 };
 
 }  // namespace kiln

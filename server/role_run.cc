@@ -60,7 +60,9 @@ std::string CanonicalDir(const std::string& path) {
 std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
                                           const RoleProgram& program) {
   std::vector<std::string> args = {"-B", python.runner, "--core", python.core};
-  if (program.python_solution != nullptr) {
+  if (program.spare == "python") {
+    args.push_back("--spare");
+  } else if (program.python_solution != nullptr) {
     const v1::BuildSpec& spec = program.python_solution->spec();
     const bool dps = !spec.has_destination_passing_style() || spec.destination_passing_style();
     args.insert(args.end(), {"--solution", program.library->library_path, "--entry",
@@ -162,9 +164,10 @@ absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const Work
     launch.worker_path = node.worker_path;
   } else {
     const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
-    const bool usable = python != nullptr && (program.python_solution != nullptr
-                                                  ? python->torch
-                                                  : python->available);
+    const bool usable =
+        python != nullptr && (program.python_solution != nullptr || !program.spare.empty()
+                                  ? python->torch
+                                  : python->available);
     if (!usable) return absl::FailedPreconditionError("this node has no Python runner");
     launch.worker_path = python->python;
     launch.worker_args = PythonRunnerArgs(*python, program);

@@ -38,7 +38,13 @@ struct RoleProgram {
   const v1::Solution* python_solution = nullptr;  // set: `library` is its package
   std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
   std::string backend;  // the backend its requests name (PrepareRoleWorker pins a cuda worker)
-  bool python() const { return python_solution != nullptr || !baseline.empty(); }
+  // A candidate's worker started before its solution is known: "python" (the Python runner,
+  // torch and triton imported). Its solution is copied into its folder when it is taken
+  // (server/spare_workers.h).
+  std::string spare;
+  bool python() const {
+    return python_solution != nullptr || !baseline.empty() || spare == "python";
+  }
 };
 
 RoleProgram Compiled(const CompileOutput* library);

@@ -25,6 +25,7 @@
 #include "server/output_comparison.h"
 #include "server/role_run.h"
 #include "server/speed_of_light.h"
+#include "server/spare_workers.h"
 #include "server/warm_workers.h"
 
 namespace kiln {
@@ -481,24 +482,84 @@ struct CandidateWorker {
   RoleWorker worker;
   std::unique_ptr<WorkerSession> session;
   absl::Status started;
+  // A spare's folder lies outside the run's folder: removed when the run is done.
+  std::string spare_dir;
+  // Where a spare was given the solution: its package and entry come with every request.
+  std::string package;
 };
+
+constexpr int64_t kMaxTritonCacheBytes = int64_t{256} << 20;
+
+// A Triton solution's JIT cache, kept per build: only runs of the very same sources (same build
+// key) ever read it. Copied into the candidate's folder before it starts, and the files a run
+// that passed every workload added are copied back (never over a file already kept).
+std::string TritonCacheOf(const CompileOutput& build) {
+  const std::string& pkg = build.library_path;
+  return absl::StrCat(pkg.substr(0, pkg.rfind('/')), "/triton_cache");
+}
+
+// A new spare for `slot`, when the node keeps them and the candidate is Python.
+void StartSpare(const NodeContext& node, const WorkloadJob& job) {
+  if (node.spares == nullptr || (job.backend->name != "cuda" && job.backend->name != "host")) {
+    return;
+  }
+  static std::atomic<int64_t> started{0};
+  RoleProgram spare;
+  spare.spare = "python";
+  spare.backend = job.backend->name;
+  auto prepared = PrepareRoleWorker(
+      node, job, spare,
+      absl::StrCat(node.jobs_dir, "/spare/", job.backend->name, job.device_index, "_",
+                   started.fetch_add(1)));
+  if (!prepared.ok()) return;
+  auto session = WorkerSession::Start(prepared->launch);
+  if (!session.ok()) {
+    (void)RemoveTree(prepared->dir);
+    return;
+  }
+  auto kept = std::make_unique<SpareWorkers::Spare>();
+  kept->worker = *std::move(prepared);
+  kept->session = *std::move(session);
+  node.spares->Put(SlotOf(job), std::move(kept));
+}
 
 CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
                                const RoleProgram& program, const std::string& folder,
-                               const std::vector<WorkloadState*>& workloads) {
+                               const std::vector<WorkloadState*>& workloads, bool may_use_spare) {
   CandidateWorker c;
-  auto prepared = PrepareRoleWorker(node, job, program, folder);
-  if (!prepared.ok()) {
-    c.started = prepared.status();
-    return c;
+  const bool python = program.python_solution != nullptr;
+  std::unique_ptr<SpareWorkers::Spare> spare;
+  if (python && may_use_spare && node.spares != nullptr) spare = node.spares->Take(SlotOf(job));
+  if (spare != nullptr) {
+    c.worker = std::move(spare->worker);
+    c.session = std::move(spare->session);
+    c.spare_dir = c.worker.dir;
+    // The spare was started with no access to any solution: its package is copied in.
+    c.package = absl::StrCat(c.worker.dir, "/pkg");
+    auto copied = CopyPlainTree(program.library->library_path, c.package, /*overwrite=*/true,
+                                int64_t{1} << 30);
+    if (!copied.ok()) c.started = copied.status();
+  } else {
+    auto prepared = PrepareRoleWorker(node, job, program, folder);
+    if (!prepared.ok()) {
+      c.started = prepared.status();
+      return c;
+    }
+    c.worker = *std::move(prepared);
   }
-  c.worker = *std::move(prepared);
-  // Every output folder exists before the worker starts: the harness makes nothing in the
-  // candidate's folder while the candidate runs.
+  if (python) {
+    (void)CopyPlainTree(TritonCacheOf(*program.library),
+                        absl::StrCat(c.worker.dir, "/triton_cache"), /*overwrite=*/false,
+                        kMaxTritonCacheBytes);
+    // The next Python candidate on this slot finds its interpreter started.
+    if (may_use_spare) StartSpare(node, job);
+  }
+  // Every output folder exists before the worker has its solution: the harness makes nothing in
+  // the candidate's folder while the candidate runs.
   for (const WorkloadState* w : workloads) {
     c.started.Update(MakeDirs(absl::StrCat(c.worker.dir, "/w", w->job->index, "/out")));
   }
-  if (!c.started.ok()) return c;
+  if (!c.started.ok() || c.session != nullptr) return c;
   auto session = WorkerSession::Start(c.worker.launch);
   if (!session.ok()) {
     c.started = session.status();
@@ -553,6 +614,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   const bool baselines = first.baselines != nullptr && !first.baselines->empty();
   CandidateWorker cand;
   int processes = 0;
+  bool all_passed = true;
   for (size_t k = 0; k < ready.size(); ++k) {
     WorkloadState& w = *ready[k];
     if (cancelled()) {
@@ -565,10 +627,11 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     if (cand.session == nullptr || !cand.session->open()) {
       cand.session.reset();
       std::vector<WorkloadState*> rest(ready.begin() + static_cast<long>(k), ready.end());
+      if (!cand.spare_dir.empty()) (void)RemoveTree(cand.spare_dir);
       cand = StartCandidate(node, *w.job, program,
                             absl::StrCat(run_dir, "/cand", processes == 0 ? "" : "_",
                                          processes == 0 ? "" : absl::StrCat(processes)),
-                            rest);
+                            rest, /*may_use_spare=*/processes == 0);
       ++processes;
     }
     RoleRun run;
@@ -576,13 +639,21 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
       run.started = cand.started;
     } else {
       const std::string out_dir = absl::StrCat(cand.worker.dir, "/w", w.job->index, "/out");
-      run = CallRole(*cand.session,
-                     RoleRequest(SolutionRequest(w.base), cand.worker, program, "candidate",
-                                 /*measure=*/true, out_dir),
+      v1::WorkerRequest request = RoleRequest(SolutionRequest(w.base), cand.worker, program,
+                                              "candidate", /*measure=*/true, out_dir);
+      if (!cand.package.empty()) {
+        const v1::BuildSpec& spec = w.job->solution->spec();
+        request.set_library_path(cand.package);
+        request.set_symbol(spec.entry_point());
+        request.set_value_returning(spec.has_destination_passing_style() &&
+                                    !spec.destination_passing_style());
+      }
+      run = CallRole(*cand.session, std::move(request),
                      cand.worker.dir, cand.worker.launch.log_path, /*last=*/k + 1 == ready.size(),
                      on_stage, cancel);
     }
     Judge(run, peak_gbps, w);
+    all_passed &= w.out.evaluation.status() == v1::PASSED;
     if (cand.started.ok()) (void)RemoveTree(absl::StrCat(cand.worker.dir, "/w", w.job->index));
     node.metrics->VerdictStage("candidate", absl::ToDoubleSeconds(absl::Now() - t0));
     if (!baselines) {
@@ -594,6 +665,12 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   }
   // The candidate's process has ended before any baseline is timed.
   cand.session.reset();
+  if (program.python_solution != nullptr && all_passed && processes == 1 && cand.started.ok()) {
+    (void)CopyPlainTree(absl::StrCat(cand.worker.dir, "/triton_cache"),
+                        TritonCacheOf(*first.candidate), /*overwrite=*/false,
+                        kMaxTritonCacheBytes);
+  }
+  if (!cand.spare_dir.empty()) (void)RemoveTree(cand.spare_dir);
   if (!baselines) return;
   // 3. Baselines, timed on the same inputs with no candidate process left.
   for (WorkloadState* w : ready) {

@@ -87,6 +87,57 @@ absl::Status RemoveTree(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> CopyPlainTree(const std::string& from, const std::string& to,
+                                      bool overwrite, int64_t max_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(from, ec))) return int64_t{0};
+  int64_t copied = 0;
+  fs::recursive_directory_iterator it(from, fs::directory_options::none, ec), end;
+  if (ec) return absl::InternalError(absl::StrCat("cannot read ", from, ": ", ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec) return absl::InternalError(absl::StrCat("cannot read ", from, ": ", ec.message()));
+    const fs::path rel = fs::relative(it->path(), from, ec);
+    if (ec) continue;
+    const std::string target = (fs::path(to) / rel).string();
+    const fs::file_status st = it->symlink_status(ec);
+    if (ec) continue;
+    if (fs::is_directory(st)) {
+      if (absl::Status s = MakeDirs(target); !s.ok()) return s;
+      continue;
+    }
+    if (!fs::is_regular_file(st)) continue;
+    if (!overwrite && fs::exists(fs::symlink_status(target, ec))) continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat info;
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_nlink != 1 ||
+        copied + info.st_size > max_bytes) {
+      ::close(fd);
+      continue;
+    }
+    std::string content(static_cast<size_t>(info.st_size), '\0');
+    size_t off = 0;
+    while (off < content.size()) {
+      ssize_t n = ::pread(fd, content.data() + off, content.size() - off, static_cast<off_t>(off));
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (off != content.size()) continue;
+    if (absl::Status s = MakeDirs(fs::path(target).parent_path().string()); !s.ok()) return s;
+    const std::string temp = absl::StrCat(target, ".partial.", ::getpid());
+    if (absl::Status s = WriteFile(temp, content); !s.ok()) return s;
+    fs::rename(temp, target, ec);
+    if (ec) {
+      fs::remove(temp, ec);
+      continue;
+    }
+    copied += info.st_size;
+  }
+  return copied;
+}
+
 absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix) {
   std::string base = parent;
   if (base.empty()) {

@@ -16,6 +16,13 @@ absl::Status WriteFile(const std::string& path, std::string_view content, bool d
 absl::Status MakeDirs(const std::string& path, int mode = 0755);
 // Removes a tree; missing paths are not an error.
 absl::Status RemoveTree(const std::string& path);
+// Copies the plain files and folders under `from` into `to` (made as needed), never following a
+// link: links, devices, sockets and files with more than one link are left out, as is
+// everything past `max_bytes` in all. A file already in `to` is kept unless `overwrite`. Each
+// file is written under a temporary name and renamed, so a reader never sees half of one.
+// Returns the bytes copied. A missing `from` copies nothing.
+absl::StatusOr<int64_t> CopyPlainTree(const std::string& from, const std::string& to,
+                                      bool overwrite, int64_t max_bytes);
 // A fresh private folder under `parent` (or $TMPDIR) named prefix-XXXXXX.
 absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix);
 // The folder holding the running executable (via /proc/self/exe).

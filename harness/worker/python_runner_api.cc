@@ -22,6 +22,10 @@
 //   kiln_runner_note_failure(msg) why the last call failed: the failed result's reason (with
 //                                 the check's name first when the call returned
 //                                 kExternalRejected)
+//   kiln_runner_ready()           a spare (started before its solution is known) says it has
+//                                 imported what it needs: a status "ready" on fd 4
+//   kiln_runner_library_path(), kiln_runner_symbol(), kiln_runner_value_returning()
+//                                 a spare's solution: its package, entry point and style
 //   kiln_runner_fail(message)     sends a RUNTIME_ERROR result naming why the runner cannot run
 //                                 (torch missing, the reference does not define run(), ...)
 #include <cstdio>
@@ -30,6 +34,7 @@
 
 #include "harness/model/json_interop.h"
 #include "harness/worker/serve.h"
+#include "harness/worker/worker_client.h"
 
 namespace {
 
@@ -91,6 +96,24 @@ __attribute__((visibility("default"))) int kiln_runner_read_request() {
   DefinitionJson() = kiln::DefinitionToJson(Request().definition(), false);
   request_read = true;
   return 0;
+}
+
+__attribute__((visibility("default"))) int kiln_runner_ready() {
+  kiln::v1::WorkerEvent event;
+  event.mutable_status()->set_stage("ready");
+  return kiln::WriteFramed(kiln::kWorkerEventFd, event) ? 0 : 3;
+}
+
+__attribute__((visibility("default"))) const char* kiln_runner_library_path() {
+  return Request().library_path().c_str();
+}
+
+__attribute__((visibility("default"))) const char* kiln_runner_symbol() {
+  return Request().symbol().c_str();
+}
+
+__attribute__((visibility("default"))) int kiln_runner_value_returning() {
+  return Request().value_returning() ? 1 : 0;
 }
 
 __attribute__((visibility("default"))) int kiln_runner_last_passed() { return last_passed ? 1 : 0; }

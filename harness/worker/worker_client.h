@@ -79,6 +79,8 @@ class WorkerSession {
                         const std::atomic<bool>* cancel, bool last);
   // Whether the worker can take another request.
   bool open() const { return open_; }
+  // Whether its process still runs.
+  bool alive() const { return !done_.load(); }
   int pid() const;
 
  private:

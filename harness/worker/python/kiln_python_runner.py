@@ -472,6 +472,10 @@ def main():
     parser.add_argument("--entry", help="FILE.py::FUNCTION")
     parser.add_argument("--style", default="dps", choices=["dps", "value"])
     parser.add_argument("--check", action="store_true", help="compile stage: check and exit")
+    parser.add_argument("--spare", action="store_true",
+                        help="a candidate started before its solution is known: import torch "
+                             "(and triton), then take the solution (package, entry, style) "
+                             "from the first request")
     parser.add_argument("--arity", type=int, default=-1)
     parser.add_argument("--arity-note", default="")
     parser.add_argument("--sys-path", action="append", default=[],
@@ -507,8 +511,28 @@ def main():
     core.kiln_runner_serve.argtypes = [ENTRY, ENTRY]
     core.kiln_runner_serve_solution.argtypes = [ENTRY, ENTRY]
     core.kiln_runner_note_failure.argtypes = [ctypes.c_char_p]
+    core.kiln_runner_library_path.restype = ctypes.c_char_p
+    core.kiln_runner_symbol.restype = ctypes.c_char_p
+    if opts.spare:
+        # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
+        # every Python candidate imports, then "ready"; the solution and the device's context
+        # come with the first request.
+        try:
+            import torch  # noqa: F401
+            try:
+                import triton  # noqa: F401
+            except Exception:
+                pass
+        except Exception as e:
+            print(f"kiln python runner: spare warm-up: {e!r}", file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        core.kiln_runner_ready()
     if core.kiln_runner_read_request() != 0:
         return 2
+    if opts.spare:
+        opts.solution = core.kiln_runner_library_path().decode("utf-8")
+        opts.entry = core.kiln_runner_symbol().decode("utf-8")
+        opts.style = "value" if core.kiln_runner_value_returning() else "dps"
 
     def fail(message):
         sys.stderr.flush()

@@ -40,6 +40,67 @@ def run(a, b, c):
   CHECK_THAT(libs.at("python"), Catch::Contains("torch"));
 }
 
+// Prints when its interpreter started (wall clock, from the process's age in /proc), at import.
+constexpr char kStartReporter[] = R"py(import os, time
+import torch
+
+def _started():
+    ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+    uptime = float(open("/proc/uptime").read().split()[0])
+    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+print(f"kiln-test started {_started() * 1000:.0f}", flush=True)
+
+def run(a, b, c):
+    torch.add(a, b, out=c)
+)py";
+
+// The start time the candidate's worker log reports (ms since the epoch).
+double ReportedStart(TestNode& node, const v1::Run& finished) {
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(finished.run_id());
+  v1::Run run;
+  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
+  for (const v1::ArtifactRef& a : run.artifacts()) {
+    if (a.kind() != "worker_log" || a.name() != "w0") continue;
+    grpc::ClientContext actx;
+    v1::GetArtifactRequest request;
+    request.set_sha256(a.sha256());
+    v1::Artifact artifact;
+    REQUIRE(node.stub().GetArtifact(&actx, request, &artifact).ok());
+    const std::string& text = artifact.content();
+    const size_t at = text.find("kiln-test started ");
+    INFO(text);
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + 18, text.find('\n', at) - at - 18));
+  }
+  FAIL("no worker log w0");
+  return 0;
+}
+
+TEST_CASE("a Python candidate finds an interpreter started before it was submitted") {
+  SKIP_WITHOUT_TORCH();
+  TestNode node(NodeWithPython(TestPython()));
+  // The first Python candidate on the slot starts its own interpreter (and a spare for the next).
+  v1::Run first = Submit(node, PythonSolution("py_started_1", kStartReporter));
+  INFO(first.reason());
+  REQUIRE(first.status() == v1::PASSED);
+  CHECK(ReportedStart(node, first) >= static_cast<double>(first.created_unix_ms()) - 20);
+  v1::Run second = Submit(node, PythonSolution("py_started_2", kStartReporter));
+  INFO(second.reason());
+  REQUIRE(second.status() == v1::PASSED);
+  CHECK(ReportedStart(node, second) < static_cast<double>(second.created_unix_ms()));
+  // And with --python-spares=false, never.
+  HarnessOptions options = NodeWithPython(TestPython());
+  options.python_spares = false;
+  TestNode plain(options);
+  Submit(plain, PythonSolution("py_started_3", kStartReporter));
+  v1::Run fresh = Submit(plain, PythonSolution("py_started_4", kStartReporter));
+  REQUIRE(fresh.status() == v1::PASSED);
+  CHECK(ReportedStart(plain, fresh) >= static_cast<double>(fresh.created_unix_ms()) - 20);
+}
+
 TEST_CASE("a value-returning solution PASSES: its outputs are collected after every call") {
   SKIP_WITHOUT_TORCH();
   v1::Run run = Submit(PythonNode(), PythonSolution("py_value", R"(

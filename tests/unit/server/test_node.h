@@ -38,6 +38,7 @@ class TestNode {
       defaults.max_queue = options.max_queue;
       defaults.python = options.python;
       defaults.warm_references = options.warm_references;
+      defaults.python_spares = options.python_spares;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);

@@ -1,0 +1,45 @@
+// Python candidates' workers started ahead of need: per device slot, one fresh Python runner
+// that has imported torch and triton (on the CPU only: it touches no GPU until its first
+// request, so it never disturbs a run being timed) and waits for its solution. A spare serves
+// exactly one run: taken, it is that run's candidate process, and the next is started at once.
+// It was started without access to any solution; the taker copies the solution into its folder.
+#ifndef KILN_SERVER_SPARE_WORKERS_H_
+#define KILN_SERVER_SPARE_WORKERS_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "harness/worker/worker_client.h"
+#include "server/role_run.h"
+
+namespace kiln {
+
+class SpareWorkers {
+ public:
+  struct Spare {
+    RoleWorker worker;
+    std::unique_ptr<WorkerSession> session;
+  };
+
+  SpareWorkers() = default;
+  SpareWorkers(const SpareWorkers&) = delete;
+  SpareWorkers& operator=(const SpareWorkers&) = delete;
+
+  // The spare waiting on `slot`, or null (none, or its process has ended).
+  std::unique_ptr<Spare> Take(const std::string& slot);
+  // Keeps `spare` for the next Python candidate on `slot`; one there already stays (the new one
+  // is ended).
+  void Put(const std::string& slot, std::unique_ptr<Spare> spare);
+  // Ends every spare (harness shutdown).
+  void Clear();
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Spare>> spares_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_SPARE_WORKERS_H_
