@@ -37,11 +37,16 @@ FlagSpec ControllerFlag() {
 std::vector<CommandSpec> BuildCommands() {
   return {
       {"submit",
-       "--definition FILE|NAME --solution FILE|DIR [flags]",
-       "evaluate a solution; exit 0 iff every workload PASSED",
+       "--definition FILE|NAME --solution FILE|DIR [--solution ...] [flags]",
+       "evaluate a solution (several: one batch on the same inputs); exit 0 iff every workload "
+       "PASSED",
        {{"definition", "FILE|NAME",
          "a definition JSON file (registered first) or the name of a registered one", true},
-        {"solution", "FILE|DIR", "a solution JSON file, or a folder holding solution.json", true},
+        {"solution", "FILE|DIR",
+         "a solution JSON file, or a folder holding solution.json; repeatable: several are one "
+         "batch (each its own run and verdict, all on one set of inputs and one reference "
+         "computation)",
+         true, true},
         {"workloads", "FILE.jsonl", "workloads to evaluate (default: the registered ones)"},
         {"mode", "M", "timing mode: official | kernelbench | robust (default: the node's)"},
         {"backend", "B", "host | cuda | level_zero (default: the node's)"},
@@ -50,7 +55,7 @@ std::vector<CommandSpec> BuildCommands() {
          "torch), or solution:NAME (a registered solution), and report the speedup over it; "
          "repeatable",
          false, true},
-        JsonFlag("{\"run_id\",\"status\",\"traces\"}"),
+        JsonFlag("{\"run_id\",\"status\",\"traces\"}; a batch: {\"batch_id\",\"runs\"}"),
         {"timeout-s", "S", "give up after S seconds (default 3600)"}},
        {}},
       {"runs list",

@@ -150,4 +150,74 @@ int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& co
   return run.status() == v1::PASSED ? kExitOk : kExitFailed;
 }
 
+BatchOutcome StreamBatch(Connection& connection, const v1::EvaluateBatchRequest& request,
+                         double timeout_s, Console& console) {
+  BatchOutcome outcome;
+  grpc::ClientContext context;
+  connection.Prepare(&context, timeout_s);
+  InterruptCancels interrupts(&context);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
+      connection.stub().EvaluateBatch(&context, request);
+  ProgressPrinter progress(console.err, /*in_place=*/false);  // several runs interleave
+  std::map<std::string, google::protobuf::RepeatedPtrField<v1::Trace>> traces;
+  v1::EvaluateEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      const v1::Progress& p = event.progress();
+      if (!p.run_id().empty() && traces.count(p.run_id()) == 0) {
+        traces[p.run_id()];
+        outcome.run_ids.push_back(p.run_id());
+        console.err << "kiln: run " << p.run_id() << " admitted (solution "
+                    << request.solutions(static_cast<int>(outcome.run_ids.size()) - 1).name()
+                    << ")\n" << std::flush;
+      }
+      progress.Print(p);
+      if (p.has_trace()) *traces[p.run_id()].Add() = p.trace();
+    } else if (event.has_run()) {
+      v1::Run run = event.run();
+      if (run.traces().empty()) *run.mutable_traces() = traces[run.run_id()];
+      outcome.runs[run.run_id()] = std::move(run);
+    }
+  }
+  progress.Finish();
+  outcome.status = reader->Finish();
+  outcome.interrupted = interrupts.fired();
+  return outcome;
+}
+
+int ReportBatch(const BatchOutcome& outcome, bool json, Connection& connection, Console& console) {
+  if (!outcome.status.ok() && outcome.runs.empty()) {
+    connection.Fail(outcome.status, console);
+    return outcome.interrupted ? kExitFailed : kExitUsage;
+  }
+  bool all_passed = outcome.status.ok() && !outcome.runs.empty();
+  Json runs = Json::array();
+  std::string batch_id;
+  for (const std::string& id : outcome.run_ids) {
+    auto it = outcome.runs.find(id);
+    if (it == outcome.runs.end()) {
+      all_passed = false;
+      console.err << "kiln: run " << id << " did not report a verdict; see `kiln runs show " << id
+                  << "`\n";
+      continue;
+    }
+    const v1::Run& run = it->second;
+    all_passed &= run.status() == v1::PASSED;
+    if (batch_id.empty() && !run.traces().empty()) batch_id = run.traces(0).kiln().batch_id();
+    if (json) {
+      runs.push_back(Json{{"run_id", run.run_id()},
+                          {"solution", run.solution_name()},
+                          {"status", std::string(StatusName(run.status()))},
+                          {"traces", TracesToJson(run.traces())}});
+    } else {
+      console.out << "== " << run.solution_name() << " (run " << run.run_id() << ")\n"
+                  << TraceTable(run.traces()) << SummaryLine(run) << FailureDetails(run) << "\n";
+    }
+  }
+  if (json) console.out << Dump(Json{{"batch_id", batch_id}, {"runs", runs}});
+  if (!outcome.status.ok()) connection.Fail(outcome.status, console);
+  console.out << std::flush;
+  return all_passed ? kExitOk : kExitFailed;
+}
+
 }  // namespace kiln::cli

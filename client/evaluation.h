@@ -6,8 +6,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/cli.h"
 #include "client/connection.h"
@@ -30,6 +32,23 @@ EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateReq
 // Prints the outcome: the table, summary and failure details on console.out (or with `json`
 // one object {"run_id","status","traces"}), errors on console.err. Returns kExitOk iff every
 // workload PASSED, kExitFailed for another verdict or a Ctrl-C, kExitUsage for RPC errors.
+// A batch (EvaluateBatch): every run's outcome, in the order the solutions were given.
+struct BatchOutcome {
+  std::vector<std::string> run_ids;  // as the runs were admitted (the solutions' order)
+  std::map<std::string, v1::Run> runs;  // final runs, by id
+  grpc::Status status;
+  bool interrupted = false;
+};
+
+// Streams EvaluateBatch as StreamEvaluation streams Evaluate.
+BatchOutcome StreamBatch(Connection& connection, const v1::EvaluateBatchRequest& request,
+                         double timeout_s, Console& console);
+
+// Prints every run of the batch (text: each run's table and summary under its solution's name;
+// json: {"batch_id", "runs": [{"run_id", "solution", "status", "traces"}]}). Exit 0 iff every
+// run PASSED.
+int ReportBatch(const BatchOutcome& outcome, bool json, Connection& connection, Console& console);
+
 int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& connection,
                      Console& console);
 

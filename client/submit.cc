@@ -62,14 +62,17 @@ int RunSubmit(const Invocation& inv, Console& console) {
     workloads = *std::move(loaded);
   }
 
-  const std::string solution_path = inv.args.Get("solution");
-  absl::StatusOr<v1::Solution> solution = LoadSolution(solution_path);
-  if (!solution.ok()) return InputError(solution.status(), console);
-  if (!solution->definition().empty() && solution->definition() != definition_name) {
-    return InputError(absl::InvalidArgumentError(absl::StrCat(
-                          solution_path, ": solution.definition: '", solution->definition(),
-                          "' does not match the definition '", definition_name, "'")),
-                      console);
+  std::vector<v1::Solution> solutions;
+  for (const std::string& solution_path : inv.args.GetAll("solution")) {
+    absl::StatusOr<v1::Solution> solution = LoadSolution(solution_path);
+    if (!solution.ok()) return InputError(solution.status(), console);
+    if (!solution->definition().empty() && solution->definition() != definition_name) {
+      return InputError(absl::InvalidArgumentError(absl::StrCat(
+                            solution_path, ": solution.definition: '", solution->definition(),
+                            "' does not match the definition '", definition_name, "'")),
+                        console);
+    }
+    solutions.push_back(*std::move(solution));
   }
 
   // The name of a registered solution (solution:NAME) is checked here; whether it is registered
@@ -89,11 +92,18 @@ int RunSubmit(const Invocation& inv, Console& console) {
   }
   v1::EvaluateRequest request;
   request.set_definition(definition_name);
-  *request.mutable_solution() = *std::move(solution);
   for (v1::Workload& w : workloads) *request.add_workloads() = std::move(w);
   request.set_mode(inv.args.Get("mode"));
   request.set_backend(inv.args.Get("backend"));
   for (const std::string& b : inv.args.GetAll("baseline")) request.add_baselines(b);
+  if (solutions.size() > 1) {
+    v1::EvaluateBatchRequest batch;
+    *batch.mutable_request() = std::move(request);
+    for (v1::Solution& s : solutions) *batch.add_solutions() = std::move(s);
+    BatchOutcome outcome = StreamBatch(connection, batch, *timeout_s, console);
+    return ReportBatch(outcome, inv.args.Has("json"), connection, console);
+  }
+  *request.mutable_solution() = std::move(solutions.front());
 
   EvaluationOutcome outcome = StreamEvaluation(connection, request, *timeout_s, console);
   return ReportEvaluation(outcome, inv.args.Has("json"), connection, console);

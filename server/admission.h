@@ -18,6 +18,8 @@
 
 namespace kiln {
 
+class BatchReferences;
+
 struct AdmissionPolicy {
   Limits limits;
   std::string default_mode = "official";
@@ -51,6 +53,10 @@ struct AdmittedRun {
   // ("solution:NAME"), as it was when the run was admitted.
   std::map<std::string, v1::Solution> solution_baselines;
   std::string principal;              // who submitted it; set by the service
+  // EvaluateBatch: the batch's id (its inputs' seed in place of the run id) and the reference
+  // outputs its runs share. Empty / null for a run of its own.
+  std::string batch_id;
+  std::shared_ptr<BatchReferences> batch;
   std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
 };
 

@@ -4,7 +4,11 @@ namespace kiln {
 
 EvaluateReactor::EvaluateReactor() : cancel_(std::make_shared<std::atomic<bool>>(false)) {}
 
-void EvaluateReactor::AttachRun() { refs_.fetch_add(1); }
+void EvaluateReactor::AttachRun() {
+  refs_.fetch_add(1);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++open_runs_;
+}
 
 void EvaluateReactor::Reject(const grpc::Status& status, bool release_run) {
   Next next = Next::kNothing;
@@ -15,6 +19,7 @@ void EvaluateReactor::Reject(const grpc::Status& status, bool release_run) {
       broken_ = true;
       finish_status_ = status;
     }
+    if (release_run) --open_runs_;
     next = NextLocked();
   }
   Start(next);
@@ -36,9 +41,10 @@ void EvaluateReactor::Close(const v1::EvaluateEvent& event) {
   Next next = Next::kNothing;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    --open_runs_;
     if (!broken_ && !finishing_) {
       pending_.push_back(event);
-      closed_ = true;
+      closed_ = open_runs_ <= 0;
       next = NextLocked();
     }
   }

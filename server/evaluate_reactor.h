@@ -26,7 +26,8 @@ class EvaluateReactor final : public grpc::ServerWriteReactor<v1::EvaluateEvent>
 
   // The cancel flag the run must watch.
   std::shared_ptr<std::atomic<bool>> cancel_flag() const { return cancel_; }
-  // A run will send its events here; it must Close the sink eventually.
+  // A run will send its events here; it must Close the sink eventually. A batch attaches one
+  // run per solution: the call ends after the last of them has closed.
   void AttachRun();
   // Ends the call with `status` (admission failed); no run is attached, or the attached one
   // is released without a final event.
@@ -57,7 +58,8 @@ class EvaluateReactor final : public grpc::ServerWriteReactor<v1::EvaluateEvent>
   bool broken_ = false;                    // cancelled or a write failed; guarded by mu_
   bool finishing_ = false;                 // Finish was called; guarded by mu_
   grpc::Status finish_status_;             // guarded by mu_
-  std::atomic<int> refs_{1};               // gRPC's, plus one while a run is attached
+  std::atomic<int> refs_{1};               // gRPC's, plus one per attached run
+  int open_runs_ = 0;                      // attached runs not yet closed; guarded by mu_
 };
 
 }  // namespace kiln

@@ -259,6 +259,8 @@ void Evaluation::RunOnDevice(int device_slot) {
     job.baseline_builds = &baseline_builds_;
     job.baseline_build_errors = &baseline_build_errors_;
     job.job_dir = absl::StrCat(run_dir, "/w", i);
+    job.batch_id = admitted_.batch_id;
+    job.batch = admitted_.batch.get();
     jobs.push_back(std::move(job));
   }
   EvaluateWorkloads(
@@ -362,6 +364,7 @@ void Evaluation::RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDeta
   evaluation.set_timestamp(Iso8601(absl::Now()));
   *trace.mutable_evaluation() = std::move(evaluation);
   detail.set_workload_index(index);
+  if (!admitted_.batch_id.empty()) detail.set_batch_id(admitted_.batch_id);
   *trace.mutable_kiln() = std::move(detail);
   Archived(node_.archive->PutTrace(run_id(), index, trace), "PutTrace");
   traces_[index] = trace;

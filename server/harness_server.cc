@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -131,7 +132,9 @@ absl::Status ValidateOptions(const HarnessOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("listen: '", o.listen, "' is not HOST:PORT"));
   }
   if (absl::Status s = ValidateMode(o.default_mode); !s.ok()) return s;
-  if (o.compile_threads < 1) return absl::InvalidArgumentError("compile threads: must be >= 1");
+  if (o.compile_threads < 0) {
+    return absl::InvalidArgumentError("--compile-threads: must be >= 0 (0: half the CPU cores)");
+  }
   if (o.max_queue < 1) return absl::InvalidArgumentError("max queue: must be >= 1");
   if (!(o.worker_timeout_s > 0)) return absl::InvalidArgumentError("worker timeout: must be > 0");
   if (!(o.compile_timeout_s > 0)) {
@@ -383,7 +386,11 @@ absl::Status HarnessServerImpl::Open() {
   node_.libs["kiln"] = KILN_VERSION;
   for (const auto& [name, version] : native_toolchains) node_.libs[name] = version;
 
-  scheduler_ = std::make_unique<Scheduler>(options_.compile_threads, options_.max_queue, backends_,
+  const int compile_threads =
+      options_.compile_threads > 0
+          ? options_.compile_threads
+          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 2, 16);
+  scheduler_ = std::make_unique<Scheduler>(compile_threads, options_.max_queue, backends_,
                                            metrics_.get());
   ServiceContext context;
   context.node = &node_;

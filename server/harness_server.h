@@ -24,7 +24,8 @@ struct HarnessOptions {
   // without torch the node falls back to native references and refuses Python solutions.
   std::string python = "python3";
   std::string include_dir;                 // empty: found next to the executable or in source
-  int compile_threads = 2;
+  // Compiles run side by side (the compile pool); 0: half the CPU cores, between 2 and 16.
+  int compile_threads = 0;
   int max_queue = 64;             // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
   double worker_timeout_s = 300;  // one worker (one role, one workload)
   double compile_timeout_s = 120;

@@ -27,6 +27,8 @@ ABSL_FLAG(std::string, backend, "auto", "auto | host | cuda | level_zero");
 ABSL_FLAG(std::string, mode, "official", "default timing mode: official | kernelbench | robust");
 ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, seconds");
 ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
+ABSL_FLAG(int, compile_threads, 0,
+          "compiles run side by side; 0: half the CPU cores, between 2 and 16");
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
 ABSL_FLAG(int64_t, host_flush_mb, 0,
@@ -82,6 +84,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.worker_timeout_s = absl::GetFlag(FLAGS_worker_timeout_s);
   o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
   o.max_queue = absl::GetFlag(FLAGS_max_queue);
+  o.compile_threads = absl::GetFlag(FLAGS_compile_threads);
   o.quiet = absl::GetFlag(FLAGS_quiet);
   o.host_flush_mb = absl::GetFlag(FLAGS_host_flush_mb);
   o.python = absl::GetFlag(FLAGS_python);
@@ -101,7 +104,7 @@ constexpr char kUsage[] =
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
     "                    [--check-references=true|false] [--python PATH|none]\n"
     "                    [--host-flush-mb N] [--warm-references=true|false]\n"
-    "                    [--python-spares=true|false]\n"
+    "                    [--python-spares=true|false] [--compile-threads N]\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
@@ -124,7 +127,9 @@ constexpr char kUsage[] =
     "                            get a fresh process of their own\n"
     "  --python-spares=B         keep one Python runner per GPU started ahead of need, torch\n"
     "                            and triton imported on the CPU only, for the next Python or\n"
-    "                            Triton candidate; each serves one run (default true)\n";
+    "                            Triton candidate; each serves one run (default true)\n"
+    "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
+    "                            cores, between 2 and 16)\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

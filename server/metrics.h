@@ -25,8 +25,8 @@ class Metrics {
   // Device slot `device` of `backend` was held by one run for `seconds`.
   virtual void DeviceBusy(const std::string& backend, int device, double seconds) = 0;
   // One stage of one run's verdict took `seconds`: queued, compile, reference (one workload's),
-  // candidate (one workload's, judging included), baselines (one workload's), verdict (admitted
-  // to final event).
+  // candidate (one workload's worker request, its process start included), judge (comparing
+  // that workload's outputs), baselines (one workload's), verdict (admitted to final event).
   virtual void VerdictStage(const std::string& stage, double seconds) = 0;
   // A warm reference worker was started (none was running for its program and device).
   virtual void WarmWorkerStarted() = 0;

@@ -151,7 +151,7 @@ std::string PrometheusMetrics::Render() const {
          "Evaluation of one run on a device slot (all workloads).", &out);
   evaluation_.Render("kiln_evaluation_duration_seconds", &out);
   Header("kiln_verdict_stage_seconds", "histogram",
-         "Stages of a verdict: queued, compile, reference / candidate / baselines (one "
+         "Stages of a verdict: queued, compile, reference / candidate / judge / baselines (one "
          "workload each), verdict (admitted to final event).",
          &out);
   for (const auto& [stage, h] : stages_) {

@@ -7,7 +7,8 @@
 //   kiln_evaluation_duration_seconds               histogram
 //   kiln_device_busy_seconds_total{backend,device} counter
 //   kiln_verdict_stage_seconds{stage}              histogram: queued, compile, reference,
-//                                                  candidate, baselines (per workload), verdict
+//                                                  candidate, judge, baselines (per workload),
+//                                                  verdict
 //   kiln_warm_workers_started_total                counter
 //   kiln_queue_depth, kiln_runs_running            gauges, read from a probe at each scrape
 //   kiln_work_pending_seconds_total                counter: time with admitted, unfinished runs

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "harness/definitions/builtins.h"
 #include "harness/model/validate.h"
+#include "server/batch_references.h"
 #include "server/evaluate_reactor.h"
 #include "server/evaluation.h"
 #include "server/event_sink.h"
@@ -90,6 +91,105 @@ grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Evaluate(
     reactor->Reject(ToGrpcStatus(started));
   }
   return reactor;
+}
+
+grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::EvaluateBatch(
+    grpc::CallbackServerContext* ctx, const v1::EvaluateBatchRequest* request) {
+  auto* reactor = new EvaluateReactor();
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  absl::Status started = caller.ok() ? StartBatch(*caller, *request, reactor) : caller.status();
+  if (!started.ok()) {
+    context_.metrics->RunRefused(absl::StatusCodeToString(started.code()));
+    LogEvent(context_.node->quiet, "evaluate_batch_refused",
+             {{"principal", caller.ok() ? caller->name : ""},
+              {"code", absl::StatusCodeToString(started.code())},
+              {"reason", std::string(started.message())}});
+    reactor->Reject(ToGrpcStatus(started));
+  }
+  return reactor;
+}
+
+absl::Status HarnessService::StartBatch(const Principal& caller,
+                                        const v1::EvaluateBatchRequest& request,
+                                        EvaluateReactor* reactor) {
+  constexpr int kMaxBatch = 64;
+  if (request.solutions().empty()) {
+    return absl::InvalidArgumentError("solutions: a batch needs at least one solution");
+  }
+  if (request.solutions_size() > kMaxBatch) {
+    return absl::InvalidArgumentError(absl::StrCat("solutions: ", request.solutions_size(),
+                                                   " solutions, at most ", kMaxBatch,
+                                                   " in one batch"));
+  }
+  if (request.request().has_solution()) {
+    return absl::InvalidArgumentError(
+        "request.solution: must be empty in a batch (the solutions are in `solutions`)");
+  }
+  Scheduler& scheduler = *context_.scheduler;
+  if (!scheduler.admitting()) return absl::UnavailableError("draining");
+  // Every solution is admitted before anything is reserved or created: a bad one changes nothing.
+  std::vector<AdmittedRun> admitted;
+  for (int i = 0; i < request.solutions_size(); ++i) {
+    v1::EvaluateRequest one = request.request();
+    *one.mutable_solution() = request.solutions(i);
+    auto run = AdmitRequest(one, *context_.node->archive, context_.admission);
+    if (!run.ok()) {
+      return absl::Status(run.status().code(),
+                          absl::StrCat("solutions[", i, "]: ", run.status().message()));
+    }
+    admitted.push_back(*std::move(run));
+  }
+  int reserved = 0;
+  auto release = [&] {
+    for (; reserved > 0; --reserved) scheduler.Release();
+  };
+  for (AdmittedRun& run : admitted) {
+    if (absl::Status s = scheduler.Reserve(); !s.ok()) {
+      release();
+      return s;
+    }
+    ++reserved;
+    if (context_.quota != nullptr) {
+      absl::StatusOr<std::shared_ptr<void>> hold = context_.quota->Admit(caller);
+      if (!hold.ok()) {
+        release();
+        return hold.status();
+      }
+      run.quota_hold = *std::move(hold);
+    }
+  }
+  const absl::Time now = absl::Now();
+  const std::string batch_id = absl::StrCat("b", NewRunId(now));
+  auto shared = std::make_shared<BatchReferences>();
+  LogEvent(context_.node->quiet, "batch_admitted",
+           {{"batch_id", batch_id},
+            {"principal", caller.name},
+            {"definition", request.request().definition()},
+            {"runs", absl::StrCat(admitted.size())}});
+  std::vector<std::shared_ptr<Evaluation>> runs;
+  for (AdmittedRun& run : admitted) {
+    run.principal = caller.name;
+    run.batch_id = batch_id;
+    run.batch = shared;
+    reactor->AttachRun();
+    runs.push_back(std::make_shared<Evaluation>(*context_.node, NewRunId(absl::Now()),
+                                                std::move(run), reactor->cancel_flag(), reactor,
+                                                now));
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (absl::Status created = runs[i]->Create(); !created.ok()) {
+      // The runs before it are queued and go on; this one and those after it are released.
+      context_.metrics->RunRefused(absl::StatusCodeToString(created.code()));
+      for (size_t j = i; j < runs.size(); ++j) {
+        scheduler.Release();
+        reactor->Reject(ToGrpcStatus(created), /*release_run=*/true);
+      }
+      return absl::OkStatus();
+    }
+    context_.metrics->RunAdmitted();
+    scheduler.Submit(runs[i]);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AdmittedRun> HarnessService::AdmitAndReserve(const v1::EvaluateRequest& request) {

@@ -45,6 +45,8 @@ class HarnessService final : public v1::Harness::CallbackService {
 
   grpc::ServerWriteReactor<v1::EvaluateEvent>* Evaluate(
       grpc::CallbackServerContext* ctx, const v1::EvaluateRequest* request) override;
+  grpc::ServerWriteReactor<v1::EvaluateEvent>* EvaluateBatch(
+      grpc::CallbackServerContext* ctx, const v1::EvaluateBatchRequest* request) override;
   grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx,
                                    const v1::GetRunRequest* request, v1::Run* response) override;
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
@@ -93,6 +95,9 @@ class HarnessService final : public v1::Harness::CallbackService {
   // Admission, quotas and the run's creation; on success the run is queued.
   absl::Status StartRun(const Principal& caller, const v1::EvaluateRequest& request,
                         EvaluateReactor* reactor);
+  // Every solution of the batch admitted, reserved and within quota, or none; then the runs.
+  absl::Status StartBatch(const Principal& caller, const v1::EvaluateBatchRequest& request,
+                          EvaluateReactor* reactor);
 
   absl::Status DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
                         v1::Run* response);

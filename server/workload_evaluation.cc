@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "server/output_comparison.h"
 #include "server/role_run.h"
 #include "server/speed_of_light.h"
+#include "server/batch_references.h"
 #include "server/spare_workers.h"
 #include "server/warm_workers.h"
 
@@ -38,7 +40,10 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
   *request.mutable_definition() = *job.definition;
   *request.mutable_workload() = *job.workload;
   for (int t = 0; t < trials; ++t) {
-    request.add_trial_seeds(MixSeed(node.server_secret, job.run_id, job.index, t));
+    // A batch's runs share their inputs: the batch's id in place of the run's.
+    request.add_trial_seeds(MixSeed(node.server_secret,
+                                    job.batch_id.empty() ? job.run_id : job.batch_id, job.index,
+                                    t));
   }
   *request.mutable_timing() = config;
   if (const int64_t flush = HostFlushOverride(node, job); flush > 0) {
@@ -408,7 +413,8 @@ RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
     }
     worker.dir = lease.dir;
     worker.device_zero = lease.device_zero;
-    *folder = absl::StrCat(lease.dir, "/", job.run_id, "_w", job.index);
+    *folder = absl::StrCat(lease.dir, "/", job.batch_id.empty() ? job.run_id : job.batch_id,
+                           "_w", job.index);
     run = RoleRun{};
     run.started = MakeDirs(absl::StrCat(*folder, "/out"));
     if (!run.started.ok()) return run;
@@ -452,8 +458,27 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
         job.definition->native_reference().spec().language(), job.backend->name));
     if (ref_request.backend() != w.base.backend()) ref_request.set_device_index(0);
   }
-  w.ref = RunReference(node, job, ref_request, !cached.has_value(), on_stage, cancel,
-                       &w.ref_folder);
+  if (job.batch != nullptr) {
+    // The batch's runs compute each workload's reference once.
+    std::lock_guard<std::mutex> lock(job.batch->mu());
+    if (std::optional<RoleRun> shared = job.batch->Find(job.index); shared.has_value()) {
+      w.ref = *std::move(shared);
+    } else {
+      // Outside the run's folder: the batch's other runs read it after this run is done.
+      WorkloadJob shared_job = job;
+      shared_job.job_dir = absl::StrCat(node.jobs_dir, "/", job.batch_id, "_w", job.index);
+      w.ref = RunReference(node, shared_job, ref_request, !cached.has_value(), on_stage, cancel,
+                           &w.ref_folder);
+      if (w.ref.started.ok() && w.ref.result.status() == v1::PASSED) {
+        job.batch->Keep(job.index, w.ref,
+                        w.ref_folder.empty() ? shared_job.job_dir : w.ref_folder);
+        w.ref_folder.clear();  // the batch's now
+      }
+    }
+  } else {
+    w.ref = RunReference(node, job, ref_request, !cached.has_value(), on_stage, cancel,
+                         &w.ref_folder);
+  }
   out.detail.set_reference_source(job.reference_source);
   if (!AcceptReference(w.ref, cancel, out)) return false;
   w.ref_cached = cached.has_value();
@@ -652,10 +677,12 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
                      cand.worker.dir, cand.worker.launch.log_path, /*last=*/k + 1 == ready.size(),
                      on_stage, cancel);
     }
+    const auto judged = absl::Now();
+    node.metrics->VerdictStage("candidate", absl::ToDoubleSeconds(judged - t0));
     Judge(run, peak_gbps, w);
+    node.metrics->VerdictStage("judge", absl::ToDoubleSeconds(absl::Now() - judged));
     all_passed &= w.out.evaluation.status() == v1::PASSED;
     if (cand.started.ok()) (void)RemoveTree(absl::StrCat(cand.worker.dir, "/w", w.job->index));
-    node.metrics->VerdictStage("candidate", absl::ToDoubleSeconds(absl::Now() - t0));
     if (!baselines) {
       // Only the reference's own entry: nothing more runs.
       AddBaselines(node, *w.job, w.base, w.ref, w.ref_timing, w.ref_cached, on_stage, cancel,

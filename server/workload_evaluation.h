@@ -19,6 +19,8 @@
 
 namespace kiln {
 
+class BatchReferences;
+
 struct WorkloadJob {
   const v1::Definition* definition = nullptr;
   const v1::Workload* workload = nullptr;
@@ -41,6 +43,10 @@ struct WorkloadJob {
   const std::map<std::string, CompileOutput>* baseline_builds = nullptr;
   const std::map<std::string, std::string>* baseline_build_errors = nullptr;
   std::string job_dir;  // this workload's folder (one-shot workers); removed by the caller
+  // EvaluateBatch: the batch's id seeds the inputs instead of run_id, and its runs share the
+  // reference's outputs. Empty / null for a run of its own.
+  std::string batch_id;
+  BatchReferences* batch = nullptr;
 };
 
 struct WorkloadResult {

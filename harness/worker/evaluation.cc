@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "harness/backend/device.h"
 #include "harness/common/files.h"
 #include "harness/timing/protocol.h"
@@ -72,6 +73,9 @@ class Evaluation {
   absl::Status VerifyOnly();
   absl::Status Measure();
   v1::WorkerResult& result() { return result_; }
+  // Where the request's wall time went, for the worker log: "inputs 12.1 ms, outputs written
+  // 40.2 ms, ..." (kiln's own work between and around the solution's calls).
+  std::string CostReport() const;
   // After a candidate failed: its buffers stay allocated until the process exits. A solution
   // caught leaving work to a detached thread may still be writing them; freeing them here would
   // turn the verdict into a crash of the worker before it is sent.
@@ -133,7 +137,59 @@ class Evaluation {
   int calls_in_trial_ = 0;
   int current_trial_ = 0;
   v1::WorkerResult result_;
+  // Seconds by part of the request (CostReport).
+  struct Costs {
+    double inputs = 0, write = 0, flush = 0, timed = 0, span_ms = 0, before = 0, after = 0;
+    int timed_calls = 0;
+  } costs_;
 };
+
+// Forwards to the worker's device, adding up how long its flushes and timed calls took.
+class CostedDevice : public TimedDevice {
+ public:
+  CostedDevice(TimedDevice& inner, double* flush_s, double* timed_s, double* span_ms, int* calls)
+      : inner_(inner), flush_s_(flush_s), timed_s_(timed_s), span_ms_(span_ms), calls_(calls) {}
+  absl::Status Flush(int64_t bytes) override {
+    const auto t0 = Clock::now();
+    absl::Status s = inner_.Flush(bytes);
+    *flush_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    return s;
+  }
+  absl::StatusOr<double> TimeCall(const std::function<absl::Status()>& call,
+                                  bool* throttled) override {
+    const auto t0 = Clock::now();
+    absl::StatusOr<double> ms = inner_.TimeCall(call, throttled);
+    *timed_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (ms.ok()) *span_ms_ += *ms;
+    ++*calls_;
+    return ms;
+  }
+  std::string TimerName() const override { return inner_.TimerName(); }
+  int64_t DefaultFlushBytes() const override { return inner_.DefaultFlushBytes(); }
+  std::string DeviceName() const override { return inner_.DeviceName(); }
+
+ private:
+  TimedDevice& inner_;
+  double* flush_s_;
+  double* timed_s_;
+  double* span_ms_;
+  int* calls_;
+};
+
+std::string Evaluation::CostReport() const {
+  const Costs& c = costs_;
+  std::string out = absl::StrFormat("inputs %.1f ms, outputs written %.1f ms", c.inputs * 1e3,
+                                    c.write * 1e3);
+  if (c.timed_calls > 0) {
+    absl::StrAppendFormat(&out,
+                          "; %d timed calls: flush %.1f ms, timer around the calls %.1f ms (the "
+                          "calls' own spans %.1f ms), before each call %.1f ms, checks after "
+                          "each call %.1f ms",
+                          c.timed_calls, c.flush * 1e3, c.timed * 1e3, c.span_ms, c.before * 1e3,
+                          c.after * 1e3);
+  }
+  return out;
+}
 
 absl::Status Evaluation::Setup() {
   if (request_.trial_seeds_size() == 0) {
@@ -185,11 +241,13 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   calls_in_trial_ = 0;
   // Each trial's outputs live in memory allocated for it (trial 0's when the set was created).
   absl::Status s = trial > 0 ? tensors_->AllocateOutputs() : absl::OkStatus();
+  const auto inputs_start = Clock::now();
   if (s.ok()) s = tensors_->GenerateInputs(TrialSeed(request_, trial), request_.blob_root());
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();
   input_checksums_ = *std::move(sums);
+  costs_.inputs += std::chrono::duration<double>(Clock::now() - inputs_start).count();
   // Input generation runs threads of kiln's own; the accounting starts after them.
   helpers_.StartAfterOwnThreads();
   Report("verify", trial);
@@ -205,7 +263,9 @@ absl::Status Evaluation::CheckedCall(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the checked call of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
+  const auto write_start = Clock::now();
   s = tensors_->WriteOutputs(request_.output_dir(), trial, &record);
+  costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
   if (!s.ok()) return s;
   *result_.add_trials() = std::move(record);
   if (!checks_ || inplace_) return absl::OkStatus();
@@ -312,7 +372,9 @@ absl::Status Evaluation::Recheck(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the recheck of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
+  const auto write_start = Clock::now();
   s = tensors_->WriteOutputs(request_.output_dir(), trial, &record, "r");
+  costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
   if (!s.ok()) return s;
   *result_.add_rechecks() = std::move(record);
   return absl::OkStatus();
@@ -430,10 +492,14 @@ absl::Status Evaluation::Measure() {
   };
   work.before_call = [this, warmup = config.warmup()] {
     if (++calls_in_trial_ == warmup + 1) Report("timing", current_trial_);
-    return tensors_->RenewOutputs();
+    const auto t0 = Clock::now();
+    absl::Status s = tensors_->RenewOutputs();
+    costs_.before += std::chrono::duration<double>(Clock::now() - t0).count();
+    return s;
   };
   work.call = [this] { return Call(/*timed=*/true); };
   work.after_call = [this] {
+    const auto t0 = Clock::now();
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
     absl::Status s = CheckCall(what);
@@ -441,9 +507,12 @@ absl::Status Evaluation::Measure() {
     // A value-returning candidate's outputs of this call, collected now that the timer stopped.
     if (s.ok() && collect_timed_) s = Collect(what);
     if (s.ok()) s = CheckTimedOutputs();
+    costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;
   };
-  absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, *device_, work);
+  CostedDevice costed(*device_, &costs_.flush, &costs_.timed, &costs_.span_ms,
+                      &costs_.timed_calls);
+  absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, costed, work);
   if (!timing.ok()) return timing.status();
   if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;
   if (timing->device().empty()) timing->set_device(device_->DeviceName());
@@ -483,6 +552,7 @@ v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter&
   absl::Status s = evaluation.Setup();
   if (s.ok()) s = request.measure() ? evaluation.Measure() : evaluation.VerifyOnly();
   v1::WorkerResult result = std::move(evaluation.result());
+  std::fprintf(stderr, "kiln-worker: cost: %s\n", evaluation.CostReport().c_str());
   if (s.ok()) {
     result.set_status(v1::PASSED);
   } else {

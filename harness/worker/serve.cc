@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -39,15 +40,21 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
                external != nullptr
                    ? "solution supplied in-process"
                    : ("library " + request.library_path() + ", symbol " + request.symbol()).c_str());
-  auto send_status = [event_fd](std::string_view stage, int trial) {
-    std::fprintf(stderr, "kiln-worker: %.*s, trial %d\n", static_cast<int>(stage.size()),
-                 stage.data(), trial);
+  const auto started = std::chrono::steady_clock::now();
+  auto since = [started] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+        .count();
+  };
+  auto send_status = [event_fd, &since](std::string_view stage, int trial) {
+    std::fprintf(stderr, "kiln-worker: %.*s, trial %d (+%.1f ms)\n",
+                 static_cast<int>(stage.size()), stage.data(), trial, since());
     v1::WorkerEvent event;
     event.mutable_status()->set_stage(std::string(stage));
     event.mutable_status()->set_trial(trial);
     WriteFramed(event_fd, event);
   };
   v1::WorkerResult result = Evaluate(request, send_status, external);
+  std::fprintf(stderr, "kiln-worker: result after %.1f ms\n", since());
   if (passed != nullptr) *passed = result.status() == v1::PASSED;
   if (result.status() != v1::PASSED && explain) {
     const std::string why = explain();

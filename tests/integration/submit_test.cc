@@ -181,3 +181,31 @@ TEST_CASE("Ctrl-C during submit cancels the run") {
   INFO(shown);
   CHECK(Contains(shown, "CANCELLED"));
 }
+
+TEST_CASE("several --solution flags are one batch: a run and verdict each, on the same inputs") {
+  Completed r = SharedHarness().Kiln(
+      {"submit", "--definition", "scale_add_f32", "--solution", DataPath("solutions/correct"),
+       "--solution", DataPath("solutions/wrong"), "--mode", "kernelbench", "--workloads",
+       DataPath("scale_add_f32_single.jsonl"), "--json"});
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);  // one of them is wrong
+  json doc = ParseJson(r);
+  CHECK_FALSE(doc["batch_id"].get<std::string>().empty());
+  REQUIRE(doc["runs"].size() == 2);
+  CHECK(doc["runs"][0]["status"] == "PASSED");
+  CHECK(doc["runs"][1]["status"] == "INCORRECT_NUMERICAL");
+  CHECK(doc["runs"][0]["run_id"] != doc["runs"][1]["run_id"]);
+  for (const json& run : doc["runs"]) {
+    REQUIRE(run["traces"].size() == 1);
+    CHECK(run["traces"][0]["kiln"]["batch_id"] == doc["batch_id"]);
+  }
+  // The text form names each solution above its table.
+  Completed text = SharedHarness().Kiln(
+      {"submit", "--definition", "scale_add_f32", "--solution", DataPath("solutions/correct"),
+       "--solution", DataPath("solutions/correct.json"), "--mode", "kernelbench", "--workloads",
+       DataPath("scale_add_f32_single.jsonl")});
+  INFO(text.Describe());
+  CHECK(text.exit_code == 0);
+  CHECK(Contains(text.out, "== scale_add_correct_file (run "));
+  CHECK(Contains(text.out, "PASSED (1/1 workloads)"));
+}

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""Time to verdict on a CUDA node, and where it goes: kiln as it runs by default (warm reference
+workers, one candidate process per run, Python spares) next to the same harness with
+--warm-references=false --python-spares=false, in one run on one GPU.
+
+Cases (RMSNorm, hidden 4096, the flashinfer-trace workloads batch 7, 64 and 14418, official mode):
+  native     definition perf_rmsnorm_h4096 (CUDA native reference), the tuned CUDA RMSNorm
+  python     definition rmsnorm_h4096 (its Python reference, torch on the node), same candidate
+  triton     definition rmsnorm_h4096, the Triton RMSNorm (tests/gpu/solutions/rmsnorm_h4096_triton)
+Measured per case: the first submission (primes the compile cache and reference timings), then
+WARM submissions of the same source (compile cache hit): median wall time of `kiln submit`
+(a CLI process, the gRPC call, the whole verdict). Cold compile: new CUDA sources (a comment
+differs) against the warm median; nvcc alone on the same source with kiln's flags (the compile
+log's command). Throughput: 16 different CUDA candidates submitted at once (cold compiles),
+then the same 16 again (cache hits); verdicts per minute from the first submit to the last
+verdict. The harness's /metrics gives the per-stage means (kiln_verdict_stage_seconds).
+
+  python3 tests/perf/gpu_verdict_time.py BUNDLE_DIR OUT_DIR DATASET_DIR [--warm 5] [--budget-s 420]
+
+OUT_DIR gets report.md, results.json and details/. Exits 1 if a submission did not PASS.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget, parse_json)
+
+GPU_DIR = os.path.join(HERE, "..", "gpu")
+LINES = [1, 7, 5]  # rmsnorm_h4096.jsonl: batch 7, 64, 14418
+
+
+class Node(agreement.Harness):
+    """A harness with extra flags and a metrics port."""
+
+    def __init__(self, bundle, work, details, name, flags):
+        os.makedirs(os.path.join(details, name), exist_ok=True)
+        super().__init__(bundle, os.path.join(work, name), os.path.join(details, name))
+        self.flags = flags
+        self.metrics_port = random.randint(20000, 29999)
+
+    def start(self):
+        log = open(self.log_path, "w")
+        python = shutil.which("python3") or "python3"
+        self.proc = subprocess.Popen(
+            [os.path.join(self.bin, "kiln-harness"), "--listen", "127.0.0.1:0", "--data-dir",
+             self.data, "--backend", "cuda", "--worker-timeout-s", "120", "--python", python,
+             "--metrics-listen", f"127.0.0.1:{self.metrics_port}"] + self.flags,
+            stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(600):
+            with open(self.log_path, errors="replace") as f:
+                for line in f:
+                    if "listening on" in line:
+                        self.addr = line.split("listening on")[1].split()[0]
+                        return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise RuntimeError("kiln-harness did not start: " + open(self.log_path).read()[-2000:])
+
+    def metrics(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics",
+                                        timeout=10) as r:
+                return r.read().decode()
+        except OSError as e:
+            return f"# unavailable: {e}\n"
+
+
+def find(root, name):
+    for folder, _, files in os.walk(root):
+        if name in files:
+            return os.path.join(folder, name)
+    raise SystemExit(f"{name} not found under {root}")
+
+
+def stage(dataset, work):
+    """The definitions and the 3-workload file of each."""
+    with open(find(dataset, "rmsnorm_h4096.jsonl")) as f:
+        lines = f.read().splitlines()
+    picked = [json.loads(lines[n - 1]) for n in LINES]
+    files = {}
+    for definition, def_json in (("rmsnorm_h4096", find(dataset, "rmsnorm_h4096.json")),
+                                 ("perf_rmsnorm_h4096",
+                                  os.path.join(GPU_DIR, "defs", "perf_rmsnorm_h4096.json"))):
+        jsonl = os.path.join(work, definition + ".3.jsonl")
+        with open(jsonl, "w") as f:
+            for doc in picked:
+                doc = dict(doc, definition=definition)
+                f.write(json.dumps(doc) + "\n")
+        files[definition] = (def_json, jsonl)
+    return files
+
+
+def variant(solution, definition, work, tag, comment=""):
+    """A copy of tests/gpu/solutions/SOLUTION for DEFINITION, its sources with `comment` added."""
+    src = os.path.join(GPU_DIR, "solutions", solution)
+    dst = os.path.join(work, "solutions", f"{solution}.{definition}.{tag}")
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    with open(os.path.join(dst, "solution.json")) as f:
+        doc = json.load(f)
+    doc["definition"] = definition
+    doc["name"] = f"{solution}_{tag}"
+    if comment:  # sources embedded in solution.json are what the CLI sends
+        for source in doc.get("sources", []):
+            if "content" in source:
+                mark = "//" if source.get("path", "").endswith((".cu", ".cc", ".h")) else "#"
+                source["content"] += f"\n{mark} {comment}\n"
+    with open(os.path.join(dst, "solution.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    if comment:
+        for name in os.listdir(dst):
+            path = os.path.join(dst, name)
+            if name.endswith(".cu"):
+                with open(path, "a") as f:
+                    f.write(f"\n// {comment}\n")
+            elif name.endswith(".py"):
+                with open(path, "a") as f:
+                    f.write(f"\n# {comment}\n")
+    return dst
+
+
+def submit(node, definition, folder, workloads, tag, timeout=180):
+    start = time.monotonic()
+    rc, out = node.kiln(["submit", "--definition", definition, "--solution", folder, "--workloads",
+                         workloads, "--mode", "official", "--json"], tag, timeout)
+    wall = time.monotonic() - start
+    doc = agreement.parse_json(out) or {}
+    run = {}
+    if doc.get("run_id"):
+        _, text = node.kiln(["runs", "show", doc["run_id"], "--json"], tag + "_run", 60)
+        run = agreement.parse_json(text) or {}
+    return {"tag": tag, "run_id": doc.get("run_id"), "status": doc.get("status", f"rc {rc}"),
+            "wall_s": round(wall, 3),
+            "stages": {k: run.get(k) for k in ("queued_s", "compile_s", "verify_s", "timing_s",
+                                                "compile_cache_hit")},
+            "latency_ms": [((t.get("evaluation") or {}).get("performance") or {}).get("latency_ms")
+                           for t in doc.get("traces", [])],
+            "reason": run.get("reason", "")}
+
+
+def submit_many(node, jobs, tag):
+    """Submits every (definition, folder, workloads) at once; wall from first to last verdict."""
+    procs = []
+    start = time.monotonic()
+    for i, (definition, folder, workloads) in enumerate(jobs):
+        out = open(os.path.join(node.details, f"{tag}_{i}.out"), "w")
+        cmd = [os.path.join(node.bin, "kiln"), "--server", node.addr, "submit", "--definition",
+               definition, "--solution", folder, "--workloads", workloads, "--mode", "official",
+               "--json"]
+        procs.append((subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), out))
+    statuses = []
+    for p, out in procs:
+        try:
+            p.wait(timeout=max(10, 400 - (time.monotonic() - start)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+        out.close()
+    wall = time.monotonic() - start
+    for i in range(len(jobs)):
+        with open(os.path.join(node.details, f"{tag}_{i}.out")) as f:
+            doc = agreement.parse_json(f.read()) or {}
+        statuses.append(doc.get("status", "NO_VERDICT"))
+    return {"n": len(jobs), "wall_s": round(wall, 2),
+            "verdicts_per_min": round(60 * len(jobs) / wall, 1) if wall > 0 else 0,
+            "statuses": statuses}
+
+
+def stage_means(metrics_text):
+    sums, counts = {}, {}
+    for line in metrics_text.splitlines():
+        m = re.match(r'kiln_verdict_stage_seconds_(sum|count)\{stage="([a-z_]+)"\} (\S+)', line)
+        if m:
+            (sums if m.group(1) == "sum" else counts)[m.group(2)] = float(m.group(3))
+    return {k: (round(sums[k] / counts[k], 3) if counts.get(k) else None, int(counts.get(k, 0)))
+            for k in sums}
+
+
+def gauge(metrics_text, name):
+    for line in metrics_text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def dump_worker_logs(node, run_ids, path):
+    """The worker logs (kiln's cost lines) of some runs, read from the node's archive."""
+    import sqlite3
+    try:
+        db = sqlite3.connect(f"file:{os.path.join(node.data, 'kiln.db')}?mode=ro", uri=True)
+        with open(path, "w") as f:
+            for run_id in run_ids:
+                rows = db.execute("SELECT a.name, b.content FROM artifacts a JOIN blobs b "
+                                  "ON a.sha256 = b.sha256 WHERE a.run_id = ? AND "
+                                  "a.kind = 'worker_log' ORDER BY a.name", (run_id,)).fetchall()
+                for name, content in rows:
+                    text = content.decode(errors="replace") if isinstance(content, bytes) else content
+                    f.write(f"===== {run_id} {name}\n")
+                    f.write("\n".join(l for l in text.splitlines() if "kiln-worker" in l
+                                      or "kiln python runner" in l) + "\n")
+        db.close()
+    except Exception as e:  # noqa: BLE001 - diagnostics only
+        with open(path, "a") as f:
+            f.write(f"cannot read the archive: {e!r}\n")
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+def measure(node, files, work, warm, budget, results, label, cold, throughput):
+    out = results.setdefault(label, {})
+    native_def, native_jsonl = "perf_rmsnorm_h4096", files["perf_rmsnorm_h4096"][1]
+    python_def, python_jsonl = "rmsnorm_h4096", files["rmsnorm_h4096"][1]
+    cases = [
+        ("native", native_def, native_jsonl, variant("rmsnorm_h4096_tuned", native_def, work,
+                                                     label + "_native")),
+        ("python", python_def, python_jsonl, variant("rmsnorm_h4096_tuned", python_def, work,
+                                                     label + "_python")),
+        ("triton", python_def, python_jsonl, variant("rmsnorm_h4096_triton", python_def, work,
+                                                     label + "_triton")),
+    ]
+    for case, definition, jsonl, folder in cases:
+        if budget.left() < 60:
+            break
+        first = submit(node, definition, folder, jsonl, f"{label}_{case}_first")
+        runs = []
+        for i in range(warm):
+            if budget.left() < 40:
+                break
+            runs.append(submit(node, definition, folder, jsonl, f"{label}_{case}_warm{i}"))
+        if runs:
+            dump_worker_logs(node, [first.get("run_id"), runs[-1].get("run_id")],
+                             os.path.join(node.details, f"worker_logs_{case}.txt"))
+        out[case] = {"first": first, "warm": runs,
+                     "warm_median_s": median([r["wall_s"] for r in runs]),
+                     "statuses": sorted({r["status"] for r in [first] + runs})}
+        print(f"{label} {case}: first {first['wall_s']} s ({first['status']}), warm median "
+              f"{out[case]['warm_median_s']} s over {len(runs)}", flush=True)
+    if cold and budget.left() > 90:
+        colds = []
+        for i in range(3):
+            folder = variant("rmsnorm_h4096_tuned", native_def, work, f"{label}_cold{i}",
+                             comment=f"cold {random.random()}")
+            colds.append(submit(node, native_def, folder, native_jsonl, f"{label}_cold{i}"))
+        out["cold"] = {"runs": colds, "median_s": median([r["wall_s"] for r in colds]),
+                       "compile_s_median": median([r["stages"]["compile_s"] for r in colds])}
+        print(f"{label} cold: median {out['cold']['median_s']} s, compile stage "
+              f"{out['cold']['compile_s_median']} s", flush=True)
+    if throughput and budget.left() > 150:
+        folders = [variant("rmsnorm_h4096_tuned", native_def, work, f"{label}_q{i}",
+                           comment=f"queued {i} {random.random()}") for i in range(16)]
+        jobs = [(native_def, f, native_jsonl) for f in folders]
+        out["queued16_cold"] = submit_many(node, jobs, f"{label}_q16cold")
+        print(f"{label} 16 queued, cold compiles: {out['queued16_cold']}", flush=True)
+        if budget.left() > 90:
+            out["queued16_warm"] = submit_many(node, jobs, f"{label}_q16warm")
+            print(f"{label} 16 queued, cache hits: {out['queued16_warm']}", flush=True)
+    text = node.metrics()
+    with open(os.path.join(node.details, "metrics.txt"), "w") as f:
+        f.write(text)
+    out["stage_means_s"] = stage_means(text)
+    out["device_held_fraction_while_pending"] = gauge(text,
+                                                      "kiln_device_held_fraction_while_pending")
+
+
+def nvcc_seconds(work, details):
+    """nvcc alone on the tuned RMSNorm with kiln's flags (nvcc_toolchain.cc), best of 2."""
+    src = os.path.join(GPU_DIR, "solutions", "rmsnorm_h4096_tuned", "kernel.cu")
+    out = os.path.join(work, "nvcc_alone.so")
+    include = os.environ.get("KILN_INCLUDE_DIR", "")
+    import glob
+    found = [shutil.which("nvcc")] + sorted(glob.glob("/usr/local/cuda*/bin/nvcc")) + \
+        ["/usr/bin/nvcc"]
+    nvcc = next((p for p in found if p and os.path.exists(p)), None)
+    if nvcc is None:
+        return None, "nvcc not found"
+    cmd = [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-I" + include,
+           "-Xptxas", "-v", "--expt-relaxed-constexpr", "-gencode",
+           "arch=compute_90,code=sm_90", "-cudart", "shared", src, "-o", out]
+    times = []
+    for _ in range(2):
+        start = time.monotonic()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        times.append(time.monotonic() - start)
+        if r.returncode != 0:
+            return None, r.stderr[-500:]
+    return round(min(times), 3), " ".join(cmd)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("bundle")
+    parser.add_argument("out")
+    parser.add_argument("dataset")
+    parser.add_argument("--warm", type=int, default=5)
+    parser.add_argument("--budget-s", type=float, default=420)
+    parser.add_argument("--skip-baseline-node", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="kiln's defaults only: no throughput, no --warm-references=false")
+    opts = parser.parse_args()
+    budget = agreement.Budget(opts.budget_s)
+    out = os.path.abspath(opts.out)
+    details = os.path.join(out, "details")
+    work = os.path.join(out, "work")
+    os.makedirs(details, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    bundle = os.path.abspath(opts.bundle)
+    os.environ["KILN_INCLUDE_DIR"] = os.path.join(bundle, "include")
+    files = stage(opts.dataset, work)
+    results = {"date": time.strftime("%Y-%m-%d"), "node": subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        capture_output=True, text=True).stdout.strip()}
+    nvcc_s, nvcc_cmd = nvcc_seconds(work, details)
+    results["nvcc_alone_s"] = nvcc_s
+    results["nvcc_command"] = nvcc_cmd
+    print(f"nvcc: {nvcc_cmd}", flush=True)
+    print(f"nvcc alone: {nvcc_s} s", flush=True)
+    setups = [("kiln", [], True, not opts.quick)]
+    if not opts.skip_baseline_node and not opts.quick:
+        setups.append(("unwarmed", ["--warm-references=false", "--python-spares=false"], False,
+                       False))
+    for label, flags, cold, throughput in setups:
+        node = Node(bundle, work, details, label, flags)
+        node.start()
+        try:
+            for definition, (def_json, jsonl) in files.items():
+                rc, text = node.kiln(["defs", "add", def_json, "--workloads", jsonl],
+                                     f"{label}_defs_{definition}", 300)
+                if rc != 0:
+                    print(f"defs add {definition} failed: {text[-300:]}", flush=True)
+            measure(node, files, work, opts.warm if label == "kiln" else 2, budget, results,
+                    label, cold, throughput)
+        finally:
+            node.stop()
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    failed = []
+    lines = [f"## kiln time to verdict ({results['date']}, {results['node']})", "",
+             f"nvcc alone (tuned RMSNorm, sm_90): {nvcc_s} s", "",
+             "| setup | case | first submission s | warm median s | warm runs | statuses |",
+             "|---|---|---|---|---|---|"]
+    for label, _, _, _ in setups:
+        for case in ("native", "python", "triton"):
+            c = results.get(label, {}).get(case)
+            if not c:
+                continue
+            lines.append(f"| {label} | {case} | {c['first']['wall_s']} | {c['warm_median_s']} | "
+                         f"{len(c['warm'])} | {', '.join(c['statuses'])} |")
+            failed += [f"{label} {case}: {s}" for s in c["statuses"] if s != "PASSED"]
+    k = results.get("kiln", {})
+    if "cold" in k:
+        lines += ["", f"cold compile (new source): median {k['cold']['median_s']} s, kiln "
+                      f"compile stage median {k['cold']['compile_s_median']} s"]
+    for key in ("queued16_cold", "queued16_warm"):
+        if key in k:
+            q = k[key]
+            lines.append(f"{key}: {q['n']} verdicts in {q['wall_s']} s = {q['verdicts_per_min']} "
+                         f"per minute; statuses {sorted(set(q['statuses']))}")
+            failed += [f"{key}: {s}" for s in q["statuses"] if s != "PASSED"]
+    for label, _, _, _ in setups:
+        means = results.get(label, {}).get("stage_means_s")
+        if means:
+            lines += ["", f"{label}: mean seconds per stage (count) from /metrics: " +
+                      ", ".join(f"{s} {m} ({n})" for s, (m, n) in sorted(means.items()))]
+            lines.append(f"{label}: device held while runs pending: "
+                         f"{results[label].get('device_held_fraction_while_pending')}")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    if failed:
+        print("not PASSED: " + "; ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

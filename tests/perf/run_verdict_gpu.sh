@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU measurements of time to verdict, in one bounded run (every step under `timeout`, logs
+# written to OUT_DIR as it goes). STEPS (comma-separated, default verdict,adversarial):
+#   verdict      tests/perf/gpu_verdict_time.py (kiln as it runs by default next to
+#                --warm-references=false --python-spares=false)
+#   quick        the same, kiln's defaults only, 3 warm submissions per case
+#   adversarial  unit_adversarial_cuda (every CUDA and Python adversary on GPU 0)
+#   agreement    tests/perf/gpu_timing_agreement.py (kiln's latency against a CUPTI span)
+#   python       tests/gpu/python_solutions.py (Python/Triton verdicts and their timing)
+#
+# Usage: tests/perf/run_verdict_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR [STEPS]
+set -uo pipefail
+tarball="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+dataset="$(cd "$2" && pwd)"
+mkdir -p "$3"; out="$(cd "$3" && pwd)"
+steps=",${4:-verdict,adversarial},"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/kiln-verdict-gpu-XXXXXX")"
+log() { echo "[$(date +%T)] $*" | tee -a "$out/steps.log"; }
+
+log "unpacking the bundle"
+tar -C "$work" -xJf "$tarball" || exit 2
+bundle="$work/kiln"
+export KILN_INCLUDE_DIR="$bundle/include" PATH="$bundle/bin:$PATH"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$out/node.txt" 2>&1
+log "node: $(tr '\n' ' ' <"$out/node.txt")"
+if [[ $steps == *,verdict,* ]]; then
+  log "gpu_verdict_time.py"
+  timeout 440 python3 "$here/gpu_verdict_time.py" "$bundle" "$out/verdict" "$dataset" \
+    --budget-s 420 >"$out/verdict.txt" 2>&1
+  log "gpu_verdict_time.py rc=$?"
+  tar -C "$out/verdict" -czf "$out/verdict_details.tar.gz" details 2>/dev/null
+  rm -rf "$out/verdict/details" "$out/verdict/work"
+fi
+if [[ $steps == *,quick,* ]]; then
+  log "gpu_verdict_time.py --quick"
+  timeout 300 python3 "$here/gpu_verdict_time.py" "$bundle" "$out/verdict" "$dataset" \
+    --budget-s 280 --quick --warm 3 >"$out/verdict.txt" 2>&1
+  log "gpu_verdict_time.py rc=$?"
+  tar -C "$out/verdict" -czf "$out/verdict_details.tar.gz" details 2>/dev/null
+  rm -rf "$out/verdict/details" "$out/verdict/work"
+fi
+if [[ $steps == *,adversarial,* ]]; then
+  log "unit_adversarial_cuda"
+  timeout 150 "$bundle/bin/unit_adversarial_cuda" --durations yes >"$out/adversarial.txt" 2>&1
+  log "unit_adversarial_cuda rc=$? $(tail -2 "$out/adversarial.txt" | tr '\n' ' ')"
+fi
+if [[ $steps == *,agreement,* ]]; then
+  log "gpu_timing_agreement.py"
+  timeout 260 python3 "$here/gpu_timing_agreement.py" "$bundle" "$out/agreement" --budget-s 240 \
+    >"$out/agreement.txt" 2>&1
+  log "gpu_timing_agreement.py rc=$?"
+fi
+if [[ $steps == *,python,* ]]; then
+  log "python_solutions.py"
+  timeout 330 python3 "$here/../gpu/python_solutions.py" "$bundle" "$out/python" "$dataset" \
+    --budget-s 310 >"$out/python_solutions.txt" 2>&1
+  log "python_solutions.py rc=$? $(tail -1 "$out/python_solutions.txt")"
+  rm -rf "$out/python/details" "$out/python/work"
+fi
+rm -rf "$work"
+log "done"
