@@ -1,6 +1,7 @@
 #include "server/output_comparison.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,25 +32,36 @@ namespace kiln {
 
 namespace {
 
-// An output file's bytes, read once into memory of its own: a worker that is still running
-// (a candidate serving its run's next workload) cannot change what is being compared, nor cut
-// the file short under a mapping.
+// An output file's bytes. A candidate's are read once into memory of its own: a worker that is
+// still running (a candidate serving its run's next workload) cannot change what is being
+// compared, nor cut the file short under a mapping. The reference's (kiln's own worker, which
+// never touches a file it has answered for) are mapped read-only, without a copy.
 class OutputBytes {
  public:
-  explicit OutputBytes(size_t size) : data_(new char[size == 0 ? 1 : size]), size_(size) {}
-  char* data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  explicit OutputBytes(size_t size) : owned_(new char[size == 0 ? 1 : size]), size_(size) {}
+  OutputBytes(void* mapped, size_t size) : mapped_(mapped), size_(size) {}
+  OutputBytes(OutputBytes&& o) noexcept
+      : owned_(std::move(o.owned_)), mapped_(std::exchange(o.mapped_, nullptr)), size_(o.size_) {}
+  OutputBytes& operator=(OutputBytes&&) = delete;
+  ~OutputBytes() {
+    if (mapped_ != nullptr) ::munmap(mapped_, size_);
+  }
+  char* buffer() { return owned_.get(); }  // an owned copy's, to read the file into
+  const char* data() const {
+    return mapped_ != nullptr ? static_cast<const char*>(mapped_) : owned_.get();
+  }
   size_t size() const { return size_; }
 
  private:
-  std::unique_ptr<char[]> data_;  // not zero-filled: every byte is read over
+  std::unique_ptr<char[]> owned_;  // not zero-filled: every byte is read over
+  void* mapped_ = nullptr;
   size_t size_;
 };
 
 // Errors: PERMISSION_DENIED for a file outside `dir`, a link or a non-regular file;
 // OUT_OF_RANGE for a size other than `expected_bytes`; anything else for an unreadable file.
 absl::StatusOr<OutputBytes> ReadOutputFile(const std::string& claimed, const std::string& dir,
-                                           int64_t expected_bytes) {
+                                           int64_t expected_bytes, bool trusted) {
   const std::string path =
       absl::StartsWith(claimed, "/") ? claimed : absl::StrCat(dir, "/", claimed);
   char resolved[PATH_MAX];
@@ -69,10 +82,18 @@ absl::StatusOr<OutputBytes> ReadOutputFile(const std::string& claimed, const std
     ::close(fd);
     return absl::OutOfRangeError(absl::StrCat(st.st_size, " bytes, expected ", expected_bytes));
   }
+  if (trusted && expected_bytes > 0) {
+    void* mapped = ::mmap(nullptr, static_cast<size_t>(expected_bytes), PROT_READ,
+                          MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    ::close(fd);
+    if (mapped == MAP_FAILED) return absl::DataLossError(absl::StrCat("cannot map ", claimed));
+    return OutputBytes(mapped, static_cast<size_t>(expected_bytes));
+  }
   OutputBytes content(static_cast<size_t>(expected_bytes));
   size_t off = 0;
   while (off < content.size()) {
-    ssize_t n = ::pread(fd, content.data() + off, content.size() - off, static_cast<off_t>(off));
+    ssize_t n =
+        ::pread(fd, content.buffer() + off, content.size() - off, static_cast<off_t>(off));
     if (n <= 0) {
       ::close(fd);
       return absl::DataLossError(absl::StrCat("short read of ", claimed));
@@ -229,7 +250,7 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
     return false;
   }
   // The candidate's file first: one hard-linked to the reference's shows on both.
-  auto actual = ReadOutputFile(got->path(), candidate.dir, bytes);
+  auto actual = ReadOutputFile(got->path(), candidate.dir, bytes, /*trusted=*/false);
   if (!actual.ok()) {
     const v1::EvaluationStatus status = StatusForReadError(actual.status());
     Fail(v, status, status == v1::REJECTED ? integrity::kOutputFile : where,
@@ -237,7 +258,7 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
                                 : std::string(actual.status().message()));
     return false;
   }
-  auto expected = ReadOutputFile(ref->path(), reference.dir, bytes);
+  auto expected = ReadOutputFile(ref->path(), reference.dir, bytes, /*trusted=*/true);
   if (!expected.ok()) {
     FailReference(v, where, std::string(expected.status().message()));
     return false;

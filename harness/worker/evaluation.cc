@@ -360,7 +360,10 @@ absl::Status Evaluation::Recheck(int trial) {
     }
   }
   const uint64_t seed = TrialSeed(request_, trial);
-  absl::Status s = tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root());
+  // The inputs were checked unchanged after every call; with no output aliasing an input they
+  // still hold the trial's values, and only the perturbed elements are written.
+  absl::Status s =
+      tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root(), !inplace_);
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();

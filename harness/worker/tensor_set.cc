@@ -257,7 +257,7 @@ absl::Status TensorSet::GenerateInto(const Slot& slot, size_t index, uint64_t se
 }
 
 absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
-                                      const std::string& blob_root) {
+                                      const std::string& blob_root, bool intact) {
   std::vector<uint8_t> values, fresh;
   for (size_t i = 0; i < num_inputs_; ++i) {
     Slot& slot = *slots_[i];
@@ -265,7 +265,7 @@ absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
         slot.input->kind() != v1::WorkloadInput::RANDOM || slot.bytes == 0) {
       continue;
     }
-    absl::Status s = GenerateInto(slot, i, seed, blob_root, values);
+    absl::Status s = intact ? absl::OkStatus() : GenerateInto(slot, i, seed, blob_root, values);
     if (s.ok()) s = GenerateInto(slot, i, perturb_seed, blob_root, fresh);
     if (!s.ok()) return s;
     // Whole storage units (bytes for sub-byte types, else elements). Few of them: a cache keyed
@@ -277,8 +277,20 @@ absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
     for (int64_t k = 0; k < changed; ++k) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       const int64_t u = static_cast<int64_t>((state >> 11) % static_cast<uint64_t>(units));
-      std::memcpy(values.data() + u * unit, fresh.data() + u * unit, static_cast<size_t>(unit));
+      if (!intact) {
+        std::memcpy(values.data() + u * unit, fresh.data() + u * unit, static_cast<size_t>(unit));
+        continue;
+      }
+      // The rest of the input already holds these values: the changed units only.
+      char* at = static_cast<char*>(Data(slot)) + u * unit;
+      if (slot.host) {
+        std::memcpy(at, fresh.data() + u * unit, static_cast<size_t>(unit));
+      } else if (absl::Status c = device_.CopyToDevice(at, fresh.data() + u * unit, unit);
+                 !c.ok()) {
+        return c;
+      }
     }
+    if (intact) continue;
     if (slot.host) {
       std::memcpy(Data(slot), values.data(), values.size());
     } else if (absl::Status c = device_.CopyToDevice(Data(slot), values.data(), slot.bytes);

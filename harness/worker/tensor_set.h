@@ -57,8 +57,11 @@ class TensorSet {
   // sparse pseudo-random subset of elements (about 1 in 32, at least one), which take the values
   // of GenerateInput(perturb_seed): new values that a cache keyed by pointer, or by a
   // fingerprint of a few elements, does not notice. Scalars and safetensors inputs keep their
-  // values.
-  absl::Status PerturbInputs(uint64_t seed, uint64_t perturb_seed, const std::string& blob_root);
+  // values. `intact`: the inputs still hold their trial-`seed` values (checked after every
+  // call, and no output aliases an input): only the changed elements are written; otherwise
+  // every input is written in full.
+  absl::Status PerturbInputs(uint64_t seed, uint64_t perturb_seed, const std::string& blob_root,
+                             bool intact = false);
   // Writes output o to <dir>/<prefix><trial>_<name>.bin (raw bytes, row-major) and records it.
   // Checked calls use prefix "t" (WorkerOutputPath), rechecks "r".
   absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,

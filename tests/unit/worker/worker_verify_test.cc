@@ -156,3 +156,55 @@ TEST_CASE("kiln-worker started without its pipes prints its usage and exits 2") 
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Elements of the recheck's copy of input a that differ from the trial's generated a.
+int PerturbedElements(const v1::WorkerResult& r, const v1::Definition& def,
+                      const v1::Workload& workload, int trial, uint64_t seed) {
+  REQUIRE(r.rechecks_size() > trial);
+  const std::vector<float> got = testing::ReadFloats(r.rechecks(trial).outputs(0).path());
+  const std::vector<float> a = AsFloats(testing::GeneratedInput(def, workload, 0, seed));
+  REQUIRE(got.size() == a.size());
+  int differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&got[i], &a[i], sizeof(float)) != 0;
+  return differ;
+}
+
+TEST_CASE("a recheck's inputs are the trial's except at a few elements, after timed calls too") {
+  v1::Definition def = VectorAddDefinition();
+  // 200000 elements: 1 + 200000 / 65536 = 4 perturbed positions (fewer if two coincide).
+  v1::Workload workload = RandomWorkload(def, 200000);
+  WorkerJob verify;
+  v1::WorkerResult v = verify.Run(verify.Request(def, workload, "copy_a", {7, 9}));
+  INFO(v.error());
+  REQUIRE(v.status() == v1::PASSED);
+  for (int t = 0; t < 2; ++t) {
+    const int n = PerturbedElements(v, def, workload, t, t == 0 ? 7 : 9);
+    CHECK(n >= 1);
+    CHECK(n <= 4);
+  }
+  WorkerJob timed;
+  v1::WorkerRequest request = timed.Request(def, workload, "copy_a", {7, 9});
+  request.set_measure(true);
+  v1::TimingConfig* config = request.mutable_timing();
+  config->set_mode("official");
+  config->set_trials(2);
+  config->set_warmup(1);
+  config->set_iterations(3);
+  config->set_flush_bytes(1 << 20);
+  v1::WorkerResult m = timed.Run(request);
+  INFO(m.error());
+  REQUIRE(m.status() == v1::PASSED);
+  for (int t = 0; t < 2; ++t) {
+    // The same elements as without timing: the timed calls left the inputs as generated.
+    CHECK(PerturbedElements(m, def, workload, t, t == 0 ? 7 : 9) ==
+          PerturbedElements(v, def, workload, t, t == 0 ? 7 : 9));
+    CHECK(testing::ReadBytes(m.rechecks(t).outputs(0).path()) ==
+          testing::ReadBytes(v.rechecks(t).outputs(0).path()));
+  }
+}
+
+}  // namespace
+}  // namespace kiln
