@@ -4,7 +4,8 @@ workers, one candidate process per run, Python spares) next to the same harness 
 --warm-references=false --python-spares=false, in one run on one GPU.
 
 Cases (RMSNorm, hidden 4096, the flashinfer-trace workloads batch 7, 64 and 14418, official mode):
-  native     definition perf_rmsnorm_h4096 (CUDA native reference), the tuned CUDA RMSNorm
+  native     definition perf_rmsnorm_h4096 without its Python reference (so the CUDA native
+             reference is used), the tuned CUDA RMSNorm
   python     definition rmsnorm_h4096 (its Python reference, torch on the node), same candidate
   triton     definition rmsnorm_h4096, the Triton RMSNorm (tests/gpu/solutions/rmsnorm_h4096_triton)
 Measured per case: the first submission (primes the compile cache and reference timings), then
@@ -89,9 +90,16 @@ def stage(dataset, work):
         lines = f.read().splitlines()
     picked = [json.loads(lines[n - 1]) for n in LINES]
     files = {}
+    # perf_rmsnorm_h4096 without its Python reference: on a node whose python3 imports torch the
+    # Python reference is chosen whenever a definition has one, and this case is the native one.
+    with open(os.path.join(GPU_DIR, "defs", "perf_rmsnorm_h4096.json")) as f:
+        native = json.load(f)
+    native.pop("reference", None)
+    native_json = os.path.join(work, "perf_rmsnorm_h4096.native.json")
+    with open(native_json, "w") as f:
+        json.dump(native, f)
     for definition, def_json in (("rmsnorm_h4096", find(dataset, "rmsnorm_h4096.json")),
-                                 ("perf_rmsnorm_h4096",
-                                  os.path.join(GPU_DIR, "defs", "perf_rmsnorm_h4096.json"))):
+                                 ("perf_rmsnorm_h4096", native_json)):
         jsonl = os.path.join(work, definition + ".3.jsonl")
         with open(jsonl, "w") as f:
             for doc in picked:
@@ -140,8 +148,10 @@ def submit(node, definition, folder, workloads, tag, timeout=180):
     if doc.get("run_id"):
         _, text = node.kiln(["runs", "show", doc["run_id"], "--json"], tag + "_run", 60)
         run = agreement.parse_json(text) or {}
+    sources = sorted({(t.get("kiln") or {}).get("reference_source", "")
+                      for t in doc.get("traces", [])})
     return {"tag": tag, "run_id": doc.get("run_id"), "status": doc.get("status", f"rc {rc}"),
-            "wall_s": round(wall, 3),
+            "wall_s": round(wall, 3), "reference_source": sources,
             "stages": {k: run.get(k) for k in ("queued_s", "compile_s", "verify_s", "timing_s",
                                                 "compile_cache_hit")},
             "latency_ms": [((t.get("evaluation") or {}).get("performance") or {}).get("latency_ms")
@@ -243,7 +253,8 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
         if runs:
             dump_worker_logs(node, [first.get("run_id"), runs[-1].get("run_id")],
                              os.path.join(node.details, f"worker_logs_{case}.txt"))
-        out[case] = {"first": first, "warm": runs,
+        out[case] = {"reference_source": first.get("reference_source"), "first": first,
+                     "warm": runs,
                      "warm_median_s": median([r["wall_s"] for r in runs]),
                      "statuses": sorted({r["status"] for r in [first] + runs})}
         print(f"{label} {case}: first {first['wall_s']} s ({first['status']}), warm median "
@@ -292,7 +303,12 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
 
 def nvcc_seconds(work, details):
     """nvcc alone on the tuned RMSNorm with kiln's flags (nvcc_toolchain.cc), best of 2."""
-    src = os.path.join(GPU_DIR, "solutions", "rmsnorm_h4096_tuned", "kernel.cu")
+    # The solution's sources are embedded in its solution.json (what the CLI sends).
+    with open(os.path.join(GPU_DIR, "solutions", "rmsnorm_h4096_tuned", "solution.json")) as f:
+        doc = json.load(f)
+    src = os.path.join(work, "nvcc_alone.cu")
+    with open(src, "w") as f:
+        f.write(next(s["content"] for s in doc["sources"] if s["path"].endswith(".cu")))
     out = os.path.join(work, "nvcc_alone.so")
     include = os.environ.get("KILN_INCLUDE_DIR", "")
     import glob
@@ -364,15 +380,17 @@ def main():
     failed = []
     lines = [f"## kiln time to verdict ({results['date']}, {results['node']})", "",
              f"nvcc alone (tuned RMSNorm, sm_90): {nvcc_s} s", "",
-             "| setup | case | first submission s | warm median s | warm runs | statuses |",
-             "|---|---|---|---|---|---|"]
+             "| setup | case | reference | first submission s | warm median s | warm runs | "
+             "statuses |",
+             "|---|---|---|---|---|---|---|"]
     for label, _, _, _ in setups:
         for case in ("native", "python", "triton"):
             c = results.get(label, {}).get(case)
             if not c:
                 continue
-            lines.append(f"| {label} | {case} | {c['first']['wall_s']} | {c['warm_median_s']} | "
-                         f"{len(c['warm'])} | {', '.join(c['statuses'])} |")
+            lines.append(f"| {label} | {case} | {'/'.join(c.get('reference_source') or [])} | "
+                         f"{c['first']['wall_s']} | {c['warm_median_s']} | {len(c['warm'])} | "
+                         f"{', '.join(c['statuses'])} |")
             failed += [f"{label} {case}: {s}" for s in c["statuses"] if s != "PASSED"]
     k = results.get("kiln", {})
     if "cold" in k:
