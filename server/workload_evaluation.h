@@ -78,7 +78,8 @@ using WorkloadDone = std::function<void(int index, WorkloadResult result)>;
 //      while anything is timed for comparison with it).
 // The candidate's folder is `run_dir`/cand; `on_workload(index)` is called as each workload's
 // work begins. Never fails: every way a workload can end is a status with a reason, and `done`
-// is called for every job.
+// is called for every job it reached (a run cancelled before some workloads leaves those to the
+// caller, which marks them CANCELLED).
 void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
                        const std::string& run_dir, const StageFn& on_stage,
                        const std::function<void(int)>& on_workload,
