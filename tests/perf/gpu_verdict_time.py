@@ -46,27 +46,11 @@ class Node(agreement.Harness):
     def __init__(self, bundle, work, details, name, flags):
         os.makedirs(os.path.join(details, name), exist_ok=True)
         super().__init__(bundle, os.path.join(work, name), os.path.join(details, name))
-        self.flags = flags
         self.metrics_port = random.randint(20000, 29999)
-
-    def start(self):
-        log = open(self.log_path, "w")
         python = shutil.which("python3") or "python3"
-        self.proc = subprocess.Popen(
-            [os.path.join(self.bin, "kiln-harness"), "--listen", "127.0.0.1:0", "--data-dir",
-             self.data, "--backend", "cuda", "--worker-timeout-s", "120", "--python", python,
-             "--metrics-listen", f"127.0.0.1:{self.metrics_port}"] + self.flags,
-            stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(600):
-            with open(self.log_path, errors="replace") as f:
-                for line in f:
-                    if "listening on" in line:
-                        self.addr = line.split("listening on")[1].split()[0]
-                        return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise RuntimeError("kiln-harness did not start: " + open(self.log_path).read()[-2000:])
+        self.extra_args = ["--python", python, "--metrics-listen",
+                           f"127.0.0.1:{self.metrics_port}"] + flags
+        self.start_wait_s = 60
 
     def metrics(self):
         try:
