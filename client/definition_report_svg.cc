@@ -197,6 +197,9 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
   }
   out += Line(kLeft, kBarsTop, kLeft, bottom, "stroke=\"#333\"");
   const size_t n = report.workloads.size();
+  std::vector<std::string> uuids;
+  for (const ReportWorkload& w : report.workloads) uuids.push_back(w.workload.uuid());
+  const std::vector<std::string> ids = UniquePrefixes(uuids);
   const double group_w = plot_w / static_cast<double>(std::max<size_t>(n, 1));
   const double bar_w =
       std::max(1.0, (group_w * 0.8) / static_cast<double>(std::max<size_t>(shown, 1)));
@@ -224,7 +227,7 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
       }
     }
     const double cx = x0 + group_w * 0.4;
-    const std::string label = Truncate(absl::StrCat(ShortId(report.workloads[wi].workload.uuid()),
+    const std::string label = Truncate(absl::StrCat(ids[wi],
                                                     " ", AxesText(report.workloads[wi].workload)),
                                        kMaxLabelChars);
     out += Text(cx, bottom + 14, label,

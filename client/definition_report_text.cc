@@ -15,6 +15,13 @@ namespace kiln::cli {
 
 namespace {
 
+// The report's workload ids, each as short as it can be and still differ from the others'.
+std::vector<std::string> WorkloadIds(const DefinitionReport& report) {
+  std::vector<std::string> uuids;
+  for (const ReportWorkload& w : report.workloads) uuids.push_back(w.workload.uuid());
+  return UniquePrefixes(uuids);
+}
+
 std::string GroupName(GroupBy group_by) { return group_by == GroupBy::kTeam ? "team" : "solution"; }
 
 // A mean speedup as "1.23x" (0 too: nothing passed); "n/a" when not known.
@@ -84,9 +91,11 @@ std::string BaselineTable(const DefinitionReport& report) {
   for (const std::string& name : report.baselines) columns.push_back({absl::StrCat(name, " ms")});
   columns.push_back({"device"});
   Table table(std::move(columns));
-  for (const ReportWorkload& w : report.workloads) {
+  const std::vector<std::string> ids = WorkloadIds(report);
+  for (size_t i = 0; i < report.workloads.size(); ++i) {
+    const ReportWorkload& w = report.workloads[i];
     std::string device;
-    std::vector<std::string> row = {ShortId(w.workload.uuid()), AxesText(w.workload)};
+    std::vector<std::string> row = {ids[i], AxesText(w.workload)};
     for (const BaselineMeasurement& m : w.baselines) {
       if (device.empty()) device = m.device;
       row.push_back(BaselineCell(m));
@@ -106,6 +115,7 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
                {absl::StrCat("vs ", report.baselines[b]), Align::kRight},
                {"run"},
                {"lead"}});
+  const std::vector<std::string> ids = WorkloadIds(report);
   for (size_t i = 0; i < report.workloads.size(); ++i) {
     std::vector<const Competitor*> order;
     for (const Competitor& c : report.competitors) order.push_back(&c);
@@ -123,7 +133,7 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
                    ? absl::StrFormat("%.2fx ahead of %s", next / cw.best_latency_ms, order[1]->name)
                    : "only one passed";
       }
-      table.AddRow({k == 0 ? ShortId(report.workloads[i].workload.uuid()) : "",
+      table.AddRow({k == 0 ? ids[i] : "",
                     k == 0 ? AxesText(report.workloads[i].workload) : "", order[k]->name,
                     cw.best_latency_ms > 0 ? FormatMs(cw.best_latency_ms) : "no PASSED run",
                     FormatSpeedup(cw.speedup[b]), cw.run_id.empty() ? kAbsent : cw.run_id, lead});

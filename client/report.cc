@@ -16,6 +16,13 @@ namespace kiln::cli {
 
 namespace {
 
+// The traces' workload ids, each as short as it can be and still differ from the others'.
+std::vector<std::string> WorkloadIds(const google::protobuf::RepeatedPtrField<v1::Trace>& traces) {
+  std::vector<std::string> uuids;
+  for (const v1::Trace& trace : traces) uuids.push_back(trace.workload().uuid());
+  return UniquePrefixes(uuids);
+}
+
 // Lines of a worker or compiler log shown per failure; the full logs stay in `runs show`.
 constexpr size_t kLogExcerptLines = 20;
 constexpr size_t kCompileLogLines = 60;
@@ -75,12 +82,13 @@ std::string TraceTable(const google::protobuf::RepeatedPtrField<v1::Trace>& trac
   Table table(columns);
   int index = 0;
   std::string notes;
+  const std::vector<std::string> ids = WorkloadIds(traces);
   for (const v1::Trace& trace : traces) {
     ++index;
     const v1::Evaluation& e = trace.evaluation();
     bool compared = e.has_correctness();
     std::vector<std::string> row = {
-        absl::StrCat(index), ShortId(trace.workload().uuid()), AxesText(trace.workload()),
+        absl::StrCat(index), ids[static_cast<size_t>(index - 1)], AxesText(trace.workload()),
         Status(trace), FormatMs(e.performance().latency_ms()),
         FormatMs(e.performance().reference_latency_ms()),
         FormatSpeedup(e.performance().speedup_factor())};
@@ -165,6 +173,7 @@ std::string LogBeyondReason(const std::string& log, const std::string& reason) {
 std::vector<Failure> GroupFailures(const v1::Run& run) {
   std::vector<Failure> failures;
   int index = 0;
+  const std::vector<std::string> ids = WorkloadIds(run.traces());
   for (const v1::Trace& trace : run.traces()) {
     ++index;
     v1::EvaluationStatus s = trace.evaluation().status();
@@ -173,7 +182,7 @@ std::vector<Failure> GroupFailures(const v1::Run& run) {
               trace.kiln().reason(),
               LogBeyondReason(trace.evaluation().log(), trace.kiln().reason()),
               {}};
-    std::string who = absl::StrCat("#", index, " (", ShortId(trace.workload().uuid()), ")");
+    std::string who = absl::StrCat("#", index, " (", ids[static_cast<size_t>(index - 1)], ")");
     auto it = std::find_if(failures.begin(), failures.end(), [&](const Failure& g) {
       return g.status == f.status && g.reason == f.reason && g.log == f.log;
     });

@@ -85,6 +85,22 @@ std::string FormatUnixMs(int64_t unix_ms) {
 
 std::string ShortId(std::string_view id, size_t n) { return std::string(id.substr(0, n)); }
 
+std::vector<std::string> UniquePrefixes(const std::vector<std::string>& ids, size_t min) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (const std::string& id : ids) {
+    size_t need = min;
+    for (const std::string& other : ids) {
+      if (other == id) continue;
+      size_t common = 0;
+      while (common < id.size() && common < other.size() && id[common] == other[common]) ++common;
+      need = std::max(need, common + 1);
+    }
+    out.push_back(id.substr(0, std::min(need, id.size())));
+  }
+  return out;
+}
+
 namespace {
 
 std::vector<std::string_view> SplitLines(std::string_view text) {

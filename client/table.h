@@ -54,6 +54,10 @@ std::string FormatSeconds(double s);
 std::string FormatUnixMs(int64_t unix_ms);
 // The first `n` characters of an identifier.
 std::string ShortId(std::string_view id, size_t n = 8);
+// The shortest prefixes, at least `min` characters, that tell `ids` apart (workload UUIDs in one
+// table: two sharing their first 8 characters show as many more as it takes). Index-aligned;
+// equal ids get equal prefixes.
+std::vector<std::string> UniquePrefixes(const std::vector<std::string>& ids, size_t min = 8);
 // The last `max_lines` lines of `text`, preceded by "... (N lines omitted)" when cut.
 std::string TailLines(std::string_view text, size_t max_lines);
 // `text` indented by `prefix` on every line, ending in '\n' unless empty.

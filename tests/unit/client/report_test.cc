@@ -48,6 +48,24 @@ TEST_CASE("the trace table shows one row per workload with absent values as dash
   CHECK(std::count(table.begin(), table.end(), '\n') == 4);
 }
 
+TEST_CASE("workloads whose ids share 8 characters are told apart in the table and the failures") {
+  // As in controller/examples/matmul_f32_k128.jsonl: two UUIDs starting 6f1c2a10.
+  v1::Run run;
+  run.set_run_id("run-1");
+  run.set_state(v1::RUN_DONE);
+  run.set_status(v1::INCORRECT_NUMERICAL);
+  *run.add_traces() = MakeTrace("6f1c2a10-0b5e-4c1d-9a1e-000000000001", v1::PASSED, 0.1, 0.2, 0);
+  v1::Trace wrong =
+      MakeTrace("6f1c2a10-7d21-4c1d-9a1e-000000000002", v1::INCORRECT_NUMERICAL, 0, 0, 3);
+  wrong.mutable_kiln()->set_reason("output 'c' trial 0: FAIL");
+  *run.add_traces() = wrong;
+  const std::string table = cli::TraceTable(run.traces());
+  CHECK(table.find("6f1c2a10-0  n=1000") != std::string::npos);
+  CHECK(table.find("6f1c2a10-7  n=1000") != std::string::npos);
+  const std::string failures = cli::FailureDetails(run);
+  CHECK(failures.find("(6f1c2a10-7)") != std::string::npos);
+}
+
 TEST_CASE("the summary of a passing run gives the count, mean speedup and mode") {
   v1::Run run;
   run.set_run_id("run-1");

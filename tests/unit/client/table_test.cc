@@ -57,3 +57,22 @@ TEST_CASE("a long log keeps its tail and says what was cut") {
   CHECK(Indent("x\ny\n", "  ") == "  x\n  y\n");
   CHECK(Indent("", "  ").empty());
 }
+
+TEST_CASE("ids are shown as the shortest prefixes that tell them apart, 8 characters at least") {
+  const std::vector<std::string> ids = {"6f1c2a10-aaaa-4000-8000-000000000001",
+                                        "6f1c2a10-abcd-4000-8000-000000000002",
+                                        "0123456789abcdef", "0123456789abcdef", "short"};
+  const std::vector<std::string> shown = UniquePrefixes(ids);
+  REQUIRE(shown.size() == ids.size());
+  CHECK(shown[0] == "6f1c2a10-aa");
+  CHECK(shown[1] == "6f1c2a10-ab");
+  CHECK(shown[2] == "01234567");  // equal ids keep equal prefixes
+  CHECK(shown[3] == "01234567");
+  CHECK(shown[4] == "short");
+  // Workloads that differ only at the end (00000000-0000-...-000000000001 and ...2).
+  const std::vector<std::string> zeros = UniquePrefixes(
+      {"00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"});
+  CHECK(zeros[0] == "00000000-0000-0000-0000-000000000001");
+  CHECK(zeros[1] == "00000000-0000-0000-0000-000000000002");
+  CHECK(UniquePrefixes({}).empty());
+}
