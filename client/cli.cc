@@ -69,7 +69,8 @@ std::vector<CommandSpec> BuildCommands() {
        {}},
       {"runs show",
        "RUN_ID [--json]",
-       "show one run: status, stage times, traces, compiler log, sources",
+       "show one run: status, stage times, traces, compiler log, sources (RUN_ID: the whole id, "
+       "its start, or the 8 characters progress lines show)",
        {JsonFlag("the run")},
        {"RUN_ID"}},
       {"runs export",

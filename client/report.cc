@@ -251,7 +251,7 @@ void ProgressPrinter::Print(const v1::Progress& progress) {
       absl::StrAppend(&text, " (", message, ")");
     }
   }
-  std::string line = absl::StrCat("[run ", ShortId(progress.run_id()), "] ", text);
+  std::string line = absl::StrCat("[run ", RunLabel(progress.run_id()), "] ", text);
   // Repeated identical updates (a heartbeat, the same stage re-announced) print once.
   if (line == last_line_) return;
   last_line_ = line;

@@ -85,6 +85,11 @@ std::string FormatUnixMs(int64_t unix_ms) {
 
 std::string ShortId(std::string_view id, size_t n) { return std::string(id.substr(0, n)); }
 
+std::string RunLabel(std::string_view run_id) {
+  if (run_id.size() == 20) return std::string(run_id.substr(12));
+  return ShortId(run_id);
+}
+
 std::vector<std::string> UniquePrefixes(const std::vector<std::string>& ids, size_t min) {
   std::vector<std::string> out;
   out.reserve(ids.size());

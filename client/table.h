@@ -54,6 +54,10 @@ std::string FormatSeconds(double s);
 std::string FormatUnixMs(int64_t unix_ms);
 // The first `n` characters of an identifier.
 std::string ShortId(std::string_view id, size_t n = 8);
+// How a run id is shown where space is short: its random part (the last 8 of its 20 hex
+// characters; the first 12 are its creation time, the same for every run of a minute), which
+// `kiln runs show` takes back. Other ids: their first 8 characters.
+std::string RunLabel(std::string_view run_id);
 // The shortest prefixes, at least `min` characters, that tell `ids` apart (workload UUIDs in one
 // table: two sharing their first 8 characters show as many more as it takes). Index-aligned;
 // equal ids get equal prefixes.

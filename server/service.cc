@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "harness/definitions/builtins.h"
 #include "harness/model/validate.h"
@@ -286,10 +287,34 @@ grpc::ServerUnaryReactor* HarnessService::GetRun(grpc::CallbackServerContext* ct
 absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
                                       v1::Run* response) {
   if (request.run_id().empty()) return absl::InvalidArgumentError("run_id: required");
-  auto run = context_.node->archive->GetRun(request.run_id(), request.include_sources());
+  std::string run_id = request.run_id();
+  auto run = context_.node->archive->GetRun(run_id, request.include_sources());
+  if (absl::IsNotFound(run.status())) {
+    // Not a whole id: the start of one, or its random part (the 8 characters progress lines
+    // show). Only runs the caller may see are candidates, so an ambiguity names none of others'.
+    auto found = context_.node->archive->FindRunIds(run_id, 64);
+    if (!found.ok()) return found.status();
+    std::vector<std::string> matches;
+    for (const auto& [id, owner] : *found) {
+      if (MaySeeRun(caller, owner)) matches.push_back(id);
+    }
+    if (matches.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "run_id: '", run_id, "' is the start or end of ", matches.size() >= 64 ? "64 or more" : "",
+          matches.size() >= 64 ? "" : absl::StrCat(matches.size()), " runs (",
+          absl::StrJoin(std::vector<std::string>(matches.begin(),
+                                                 matches.begin() + std::min<size_t>(5, matches.size())),
+                        ", "),
+          matches.size() > 5 ? ", ..." : "", "); give more of it"));
+    }
+    if (matches.size() == 1) {
+      run_id = matches.front();
+      run = context_.node->archive->GetRun(run_id, request.include_sources());
+    }
+  }
   if (!run.ok()) return run.status();
   // Another principal's run is refused whole: its traces carry logs and error messages too.
-  if (absl::Status s = CheckRunAccess(caller, request.run_id(), run->principal()); !s.ok()) {
+  if (absl::Status s = CheckRunAccess(caller, run_id, run->principal()); !s.ok()) {
     return s;
   }
   *response = *std::move(run);

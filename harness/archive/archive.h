@@ -65,6 +65,10 @@ class Archive {
   // The whole run with its traces (ordered by workload index) and artifact refs; sources filled
   // in `run.solution` when `include_sources`. NOT_FOUND names the id.
   absl::StatusOr<v1::Run> GetRun(const std::string& run_id, bool include_sources);
+  // Run ids that begin or end with `fragment` (a hex string: the start of an id, or its random
+  // part as progress lines show it), with the principal of each; at most `limit`.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindRunIds(
+      const std::string& fragment, int limit);
   // Newest first. Uses indexes on (created), (definition, created), (status, created).
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const RunFilter& filter);
   absl::StatusOr<int64_t> CountRuns();

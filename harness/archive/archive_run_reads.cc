@@ -1,6 +1,7 @@
 // Archive: run reads, on pooled read-only connections (never blocked by the writer).
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "harness/archive/archive.h"
@@ -162,6 +163,32 @@ absl::StatusOr<v1::Run> Archive::GetRun(const std::string& run_id, bool include_
         return FillSources(conn, run);
       }));
   return run;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Archive::FindRunIds(
+    const std::string& fragment, int limit) {
+  std::vector<std::pair<std::string, std::string>> ids;
+  // Hex digits only: nothing in it can act as a LIKE pattern.
+  for (char c : fragment) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return ids;
+  }
+  ARCHIVE_RETURN_IF_ERROR(impl_->Read(
+      absl::StrCat("finding runs matching '", fragment, "'"),
+      [&](Connection& conn) -> absl::Status {
+        ARCHIVE_ASSIGN_OR_RETURN(
+            Statement s, conn.Prepare("SELECT run_id, principal FROM runs WHERE run_id LIKE ?1 "
+                                      "OR run_id LIKE ?2 ORDER BY run_id LIMIT ?3"));
+        s.BindText(1, absl::StrCat(fragment, "%"));
+        s.BindText(2, absl::StrCat("%", fragment));
+        s.BindInt(3, limit);
+        while (true) {
+          ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
+          if (!row) break;
+          ids.emplace_back(s.ColumnText(0), s.ColumnText(1));
+        }
+        return absl::OkStatus();
+      }));
+  return ids;
 }
 
 absl::StatusOr<v1::ListRunsResponse> Archive::ListRuns(const RunFilter& filter) {

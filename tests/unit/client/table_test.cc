@@ -76,3 +76,11 @@ TEST_CASE("ids are shown as the shortest prefixes that tell them apart, 8 charac
   CHECK(zeros[1] == "00000000-0000-0000-0000-000000000002");
   CHECK(UniquePrefixes({}).empty());
 }
+
+TEST_CASE("a run id is shown by its random part, not by its creation time") {
+  // Two runs of the same minute share their first 8 characters.
+  CHECK(RunLabel("01a232b6cbb8a07d7582") == "a07d7582");
+  CHECK(RunLabel("01a232b6cbb9ffee1234") == "ffee1234");
+  CHECK(RunLabel("run-1") == "run-1");
+  CHECK(RunLabel("b01a232b6cbb8a07d7582") == "b01a232b");  // a batch id: not a run id
+}
