@@ -127,7 +127,8 @@ constexpr char kUsage[] =
     "                            get a fresh process of their own\n"
     "  --python-spares=B         keep one Python runner per GPU started ahead of need, torch\n"
     "                            and triton imported on the CPU only, for the next Python or\n"
-    "                            Triton candidate; each serves one run (default true)\n"
+    "                            Triton candidate; each serves one run (default true; none on\n"
+    "                            the host backend, whose timings are CPU time)\n"
     "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
     "                            cores, between 2 and 16)\n";
 

@@ -1,6 +1,7 @@
-// Python candidates' workers started ahead of need: per device slot, one fresh Python runner
-// that has imported torch and triton (on the CPU only: it touches no GPU until its first
-// request, so it never disturbs a run being timed) and waits for its solution. A spare serves
+// Python candidates' workers started ahead of need: per GPU slot, one fresh Python runner that
+// has imported torch and triton (on the CPU only: it touches no GPU until its first request, so
+// it never disturbs a run being timed on the GPU) and waits for its solution. Not on the host
+// backend, where the CPU is what is timed. A spare serves
 // exactly one run: taken, it is that run's candidate process, and the next is started at once.
 // It was started without access to any solution; the taker copies the solution into its folder.
 #ifndef KILN_SERVER_SPARE_WORKERS_H_

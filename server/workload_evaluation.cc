@@ -525,9 +525,9 @@ std::string TritonCacheOf(const CompileOutput& build) {
 
 // A new spare for `slot`, when the node keeps them and the candidate is Python.
 void StartSpare(const NodeContext& node, const WorkloadJob& job) {
-  if (node.spares == nullptr || (job.backend->name != "cuda" && job.backend->name != "host")) {
-    return;
-  }
+  // GPU backends only: a spare warms up on the CPU while another run may be timed, which on a
+  // GPU is GPU time, but on the host backend is the very CPU time being measured.
+  if (node.spares == nullptr || job.backend->name != "cuda") return;
   static std::atomic<int64_t> started{0};
   RoleProgram spare;
   spare.spare = "python";
