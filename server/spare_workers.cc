@@ -36,13 +36,8 @@ void SpareWorkers::Put(const std::string& slot, std::unique_ptr<Spare> spare) {
   (void)RemoveTree(dir);
 }
 
-void SpareWorkers::Clear() {
-  std::map<std::string, std::unique_ptr<Spare>> all;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    all.swap(spares_);
-  }
-  for (auto& [slot, spare] : all) {
+SpareWorkers::~SpareWorkers() {
+  for (auto& [slot, spare] : spares_) {
     const std::string dir = spare->worker.dir;
     spare.reset();
     (void)RemoveTree(dir);

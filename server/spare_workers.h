@@ -25,6 +25,8 @@ class SpareWorkers {
   };
 
   SpareWorkers() = default;
+  // Ends every spare and removes its folder (harness shutdown).
+  ~SpareWorkers();
   SpareWorkers(const SpareWorkers&) = delete;
   SpareWorkers& operator=(const SpareWorkers&) = delete;
 
@@ -33,8 +35,6 @@ class SpareWorkers {
   // Keeps `spare` for the next Python candidate on `slot`; one there already stays (the new one
   // is ended).
   void Put(const std::string& slot, std::unique_ptr<Spare> spare);
-  // Ends every spare (harness shutdown).
-  void Clear();
 
  private:
   std::mutex mu_;

@@ -33,19 +33,4 @@ void WarmWorkers::Give(const std::string& slot, Lease lease) {
   }
 }
 
-int WarmWorkers::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  int n = 0;
-  for (const auto& [slot, workers] : slots_) n += static_cast<int>(workers.size());
-  return n;
-}
-
-void WarmWorkers::Clear() {
-  std::map<std::string, std::list<Lease>> all;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    all.swap(slots_);
-  }
-}
-
 }  // namespace kiln

@@ -43,16 +43,13 @@ class WarmWorkers {
   // The warm worker of `key` on `slot`, taken out of the pool (a slot's runs run one at a time,
   // so nothing else wants it meanwhile); Lease.session is null when there is none.
   Lease Take(const std::string& slot, const std::string& key);
-  // Puts a worker back. One whose session has ended is dropped (its process is gone).
+  // Puts a worker back. One whose session has ended is dropped (its process is gone). The
+  // workers left end with this object (harness shutdown).
   void Give(const std::string& slot, Lease lease);
-  // How many workers are warm now (all slots).
-  int size() const;
-  // Ends every warm worker (harness shutdown).
-  void Clear();
 
  private:
   const int per_slot_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   // Per slot, most recently used first.
   std::map<std::string, std::list<Lease>> slots_;
 };

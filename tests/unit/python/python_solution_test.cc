@@ -57,27 +57,12 @@ def run(a, b, c):
 )py";
 
 // The start time the candidate's worker log reports (ms since the epoch).
-double ReportedStart(TestNode& node, const v1::Run& finished) {
-  grpc::ClientContext ctx;
-  v1::GetRunRequest get;
-  get.set_run_id(finished.run_id());
-  v1::Run run;
-  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
-  for (const v1::ArtifactRef& a : run.artifacts()) {
-    if (a.kind() != "worker_log" || a.name() != "w0") continue;
-    grpc::ClientContext actx;
-    v1::GetArtifactRequest request;
-    request.set_sha256(a.sha256());
-    v1::Artifact artifact;
-    REQUIRE(node.stub().GetArtifact(&actx, request, &artifact).ok());
-    const std::string& text = artifact.content();
-    const size_t at = text.find("kiln-test started ");
-    INFO(text);
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + 18, text.find('\n', at) - at - 18));
-  }
-  FAIL("no worker log w0");
-  return 0;
+double ReportedStart(TestNode& node, const v1::Run& run) {
+  const std::string log = WorkerLogs(node.stub(), run.run_id())["w0"];
+  const size_t at = log.find("kiln-test started ");
+  INFO(log);
+  REQUIRE(at != std::string::npos);
+  return std::stod(log.substr(at + 18, log.find('\n', at) - at - 18));
 }
 
 TEST_CASE("on the host backend every Python candidate starts its own interpreter: no spare") {

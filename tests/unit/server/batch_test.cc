@@ -53,40 +53,15 @@ BatchOutcome EvaluateBatch(TestNode& node, const v1::EvaluateBatchRequest& reque
   return out;
 }
 
-v1::Run Archived(TestNode& node, const std::string& run_id) {
-  grpc::ClientContext ctx;
-  v1::GetRunRequest get;
-  get.set_run_id(run_id);
-  v1::Run run;
-  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
-  return run;
-}
-
 // The first input element each workload's worker log reports, by workload ("w0", "w1").
-std::map<std::string, std::string> Inputs(TestNode& node, const v1::Run& finished) {
-  const v1::Run run = Archived(node, finished.run_id());
+std::map<std::string, std::string> Inputs(TestNode& node, const v1::Run& run) {
   std::map<std::string, std::string> out;
   const std::regex marker("kiln-test input (\\S+)");
-  for (const v1::ArtifactRef& a : run.artifacts()) {
-    if (a.kind() != "worker_log") continue;
-    grpc::ClientContext ctx;
-    v1::GetArtifactRequest request;
-    request.set_sha256(a.sha256());
-    v1::Artifact artifact;
-    REQUIRE(node.stub().GetArtifact(&ctx, request, &artifact).ok());
+  for (const auto& [name, text] : testing::WorkerLogs(node.stub(), run.run_id())) {
     std::smatch m;
-    if (std::regex_search(artifact.content(), m, marker)) out[a.name()] = m[1].str();
+    if (std::regex_search(text, m, marker)) out[name] = m[1].str();
   }
   return out;
-}
-
-int64_t RunCount(TestNode& node) {
-  grpc::ClientContext ctx;
-  v1::ListRunsRequest request;
-  request.set_limit(1000);
-  v1::ListRunsResponse response;
-  REQUIRE(node.stub().ListRuns(&ctx, request, &response).ok());
-  return response.runs_size();
 }
 
 TEST_CASE("a batch gives each solution its own run and verdict, all on the batch's inputs") {
@@ -137,7 +112,7 @@ TEST_CASE("a batch gives each solution its own run and verdict, all on the batch
 
 TEST_CASE("a batch with one bad solution is refused whole, naming it, and creates no run") {
   TestNode node;
-  const int64_t before = RunCount(node);
+  const int64_t before = testing::RunsArchived(node.stub());
   v1::EvaluateBatchRequest batch;
   *batch.mutable_request() = TwoWorkloads();
   *batch.add_solutions() = InputReporter("fine");
@@ -148,7 +123,7 @@ TEST_CASE("a batch with one bad solution is refused whole, naming it, and create
   CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   CHECK_THAT(out.status.error_message(), Catch::StartsWith("solutions[1]: "));
   CHECK(out.runs.empty());
-  CHECK(RunCount(node) == before);
+  CHECK(testing::RunsArchived(node.stub()) == before);
 
   v1::EvaluateBatchRequest empty;
   *empty.mutable_request() = TwoWorkloads();
@@ -163,7 +138,7 @@ TEST_CASE("a batch with one bad solution is refused whole, naming it, and create
   out = EvaluateBatch(node, with_solution);
   CHECK(out.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   CHECK_THAT(out.status.error_message(), Catch::StartsWith("request.solution: "));
-  CHECK(RunCount(node) == before);
+  CHECK(testing::RunsArchived(node.stub()) == before);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -168,6 +169,27 @@ inline int64_t RunsArchived(v1::Harness::Stub& stub) {
   v1::NodeInfo info;
   grpc::Status s = stub.GetNodeInfo(&ctx, v1::GetNodeInfoRequest(), &info);
   return s.ok() ? info.runs_archived() : -1;
+}
+
+// The text of each worker log archived with run `run_id`, by artifact name ("w0", "w1", ...);
+// empty when the run cannot be read.
+inline std::map<std::string, std::string> WorkerLogs(v1::Harness::Stub& stub,
+                                                     const std::string& run_id) {
+  std::map<std::string, std::string> logs;
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(run_id);
+  v1::Run run;
+  if (!stub.GetRun(&ctx, get, &run).ok()) return logs;
+  for (const v1::ArtifactRef& a : run.artifacts()) {
+    if (a.kind() != "worker_log") continue;
+    grpc::ClientContext actx;
+    v1::GetArtifactRequest request;
+    request.set_sha256(a.sha256());
+    v1::Artifact artifact;
+    if (stub.GetArtifact(&actx, request, &artifact).ok()) logs[a.name()] = artifact.content();
+  }
+  return logs;
 }
 
 }  // namespace kiln::testing

@@ -39,17 +39,10 @@ v1::EvaluateRequest ThreeWorkloads(const v1::Solution& solution) {
 std::map<std::string, std::set<std::string>> Processes(TestNode& node, const v1::Run& run) {
   std::map<std::string, std::set<std::string>> out;
   const std::regex marker("kiln-test process (0x[0-9a-f]+)");
-  for (const v1::ArtifactRef& a : run.artifacts()) {
-    if (a.kind() != "worker_log") continue;
-    grpc::ClientContext ctx;
-    v1::GetArtifactRequest request;
-    request.set_sha256(a.sha256());
-    v1::Artifact artifact;
-    REQUIRE(node.stub().GetArtifact(&ctx, request, &artifact).ok());
-    const std::string& text = artifact.content();
+  for (const auto& [name, text] : testing::WorkerLogs(node.stub(), run.run_id())) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), marker);
          it != std::sregex_iterator(); ++it) {
-      out[a.name()].insert((*it)[1].str());
+      out[name].insert((*it)[1].str());
     }
   }
   return out;
