@@ -22,6 +22,7 @@ namespace {
 
 std::string ControllerAddress(const Invocation& inv) {
   if (inv.args.Has("controller")) return inv.args.Get("controller");
+  if (!inv.controller.empty()) return inv.controller;
   const char* env = std::getenv("KILN_CONTROLLER");
   if (env != nullptr && *env != '\0') return env;
   return kDefaultController;

@@ -73,6 +73,17 @@ std::vector<CommandSpec> BuildCommands() {
        "its start, or the 8 characters progress lines show)",
        {JsonFlag("the run")},
        {"RUN_ID"}},
+      {"runs designate",
+       "RUN_ID",
+       "make one of your runs your designated submission on its definition: the leaderboard "
+       "ranks it instead of your latest run",
+       {},
+       {"RUN_ID"}},
+      {"runs undesignate",
+       "DEFINITION [--mode M]",
+       "clear your designated run on a definition: your latest run counts again",
+       {{"mode", "M", "the mode of the designation (default: the node's)"}},
+       {"DEFINITION"}},
       {"runs export",
        "--format flashinfer-trace [flags] > traces.jsonl",
        "archived traces as flashinfer-bench Trace lines (JSONL) on stdout",
@@ -85,9 +96,11 @@ std::vector<CommandSpec> BuildCommands() {
         {"progress-every", "N", "progress line on stderr every N runs (default 100; 0: none)"}},
        {}},
       {"defs add",
-       "FILE [--workloads FILE.jsonl]",
+       "FILE [--workloads FILE.jsonl] [--allow-unevaluable]",
        "register a definition and its workloads",
-       {{"workloads", "FILE.jsonl", "workloads to register with it"}},
+       {{"workloads", "FILE.jsonl", "workloads to register with it"},
+        {"allow-unevaluable", "",
+         "register it even when no backend of this node can compute its reference"}},
        {"FILE"}},
       {"defs import",
        "DIR [--definition NAME]... [--dry-run] [--strict] [--json]",
@@ -156,29 +169,45 @@ std::vector<CommandSpec> BuildCommands() {
        {ControllerFlag(), {"output", "FILE", "write it to FILE"}},
        {"ID"}},
       {"leaderboard",
-       "DEFINITION [--mode M] [--json]",
-       "best PASSED latency of every team on a definition (registered workloads only)",
-       {{"mode", "M", "timing mode (default: the node's)"}, JsonFlag("the leaderboard")},
+       "DEFINITION [--mode M] [--best] [--confirm N] [--json]",
+       "every team's designated (else latest) run on a definition, by score, with its 95% "
+       "interval",
+       {{"mode", "M", "timing mode (default: the node's)"},
+        {"best", "",
+         "each team's best PASSED run instead (lowest mean latency over all its runs)"},
+        {"confirm", "N",
+         "evaluate the top N runs again together, in one batch on the same inputs (operators), "
+         "and print the order they confirm"},
+        JsonFlag("the leaderboard (with --confirm: {\"leaderboard\", \"confirmation\"})")},
        {"DEFINITION"}},
       {"report",
-       "DEFINITION [--json] [--svg FILE] [--baseline B] [--by team|solution]",
-       "per workload and team: best PASSED latency, baselines, speedups, score, fast_p",
+       "DEFINITION [--json] [--svg FILE] [--baseline B] [--by team|solution] [--best]",
+       "per workload and team: latency of its designated (else latest) run, baselines, speedups "
+       "with 95% intervals, score, fast_p",
        {{"baseline", "B",
          "reference | torch_eager | torch_compile | solution:NAME: speedups, fast_p and the SVG "
          "vs it (default reference; --json carries all)"},
         {"by", "G", "team (principal; author without --tokens) or solution (default team)"},
+        {"best", "",
+         "count each team's best PASSED latency over all its runs, not its designated (else "
+         "latest) run"},
         {"mode", "M", "timing mode of the runs compared (default: the node's)"},
         {"backend", "B", "backend of the runs compared (default: the one most runs used)"},
         {"svg", "FILE", "also write the fast_p curves and per-workload speedups as SVG"},
         JsonFlag("the report")},
        {"DEFINITION"}},
       {"demo",
-       "[--mode M]",
+       "[--mode M] [--data-dir DIR]",
        "start an embedded harness, evaluate a built-in solution on a built-in definition",
-       {{"mode", "M", "timing mode (default official)"}},
+       {{"mode", "M", "timing mode (default official)"},
+        {"data-dir", "DIR",
+         "the embedded harness's archive, kept for kiln-harness --data-dir DIR to serve "
+         "(default $XDG_DATA_HOME/kiln/demo, else ~/.local/share/kiln/demo)"}},
        {}},
   };
 }
+
+bool IsControllerCommand(std::string_view name) { return name.substr(0, 9) == "campaign "; }
 
 bool IsGroup(std::string_view word) {
   return word == "runs" || word == "defs" || word == "campaign" || word == "solutions";
@@ -360,9 +389,17 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
         }
       }
     }
+    if (absl::StartsWith(arg, "--") && name == "controller") {
+      if (eq == std::string::npos && value.empty()) {
+        return UsageError("", "flag '--controller' needs a value (HOST:PORT)");
+      }
+      inv.controller = value;
+      continue;
+    }
     if (!absl::StartsWith(arg, "--") || !SetConnectionFlag(inv, name, value)) {
       return UsageError("", absl::StrCat("unknown flag '", arg, "'"));
     }
+    inv.connection_flags_given.push_back(name);
   }
   if (i >= argv.size()) return UsageError("", "expected a command");
   std::string name = argv[i++];
@@ -391,7 +428,8 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
                           "expected a subcommand: start | list | show | watch | cancel | export");
       }
       if (name == "solutions") return UsageError(name, "expected a subcommand: add | list");
-      return UsageError(name, name == "runs" ? "expected a subcommand: list | show | export"
+      return UsageError(name, name == "runs" ? "expected a subcommand: list | show | export | "
+                                               "designate | undesignate"
                                              : "expected a subcommand: add | import | list | "
                                                "show | set");
     }
@@ -405,7 +443,29 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
   inv.args = *std::move(args);
   if (inv.args.Has("help")) inv.help = true;
   for (const FlagSpec& f : ConnectionFlagSpecs()) {
-    if (inv.args.Has(f.name)) SetConnectionFlag(inv, f.name, inv.args.Get(f.name));
+    if (inv.args.Has(f.name)) {
+      SetConnectionFlag(inv, f.name, inv.args.Get(f.name));
+      inv.connection_flags_given.push_back(f.name);
+    }
+  }
+  if (inv.help) return inv;
+  // A flag a command would not use is refused, never silently ignored.
+  const std::string given =
+      inv.connection_flags_given.empty() ? "" : absl::StrCat("--", inv.connection_flags_given[0]);
+  if (IsControllerCommand(name)) {
+    if (!given.empty()) {
+      return UsageError(name, absl::StrCat(given, ": campaign commands talk to kiln-controller, "
+                                                  "not to a harness; give its address with "
+                                                  "--controller HOST:PORT (or $KILN_CONTROLLER)"));
+    }
+  } else if (!inv.controller.empty()) {
+    return UsageError(name, "--controller: only campaign commands talk to kiln-controller (this "
+                            "command talks to a harness: --server HOST:PORT)");
+  }
+  if (name == "demo" && !given.empty()) {
+    return UsageError(name, absl::StrCat(given, ": kiln demo starts its own harness on this "
+                                                "machine and connects to no other (kiln submit "
+                                                "--server HOST:PORT evaluates on a remote one)"));
   }
   if (inv.server.empty()) return UsageError(name, "--server must not be empty");
   return inv;
@@ -417,6 +477,8 @@ std::string Usage(const CommandSpec* command) {
         "usage: kiln [--server HOST:PORT] [--token TOKEN] [--tls-ca FILE] COMMAND [flags]\n\n"
         "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051),\n"
         "authenticating with --token, else $KILN_TOKEN (none: a harness without --tokens).\n"
+        "campaign commands talk to kiln-controller instead: --controller HOST:PORT, else\n"
+        "$KILN_CONTROLLER, else 127.0.0.1:50061. kiln demo starts its own harness.\n"
         "TLS: --tls-ca FILE [--tls-server-name NAME], and --tls-cert/--tls-key for mutual TLS.\n\n"
         "commands:\n";
     // Names in one column, wide enough for the longest ("campaign cancel") and two spaces.
@@ -432,8 +494,12 @@ std::string Usage(const CommandSpec* command) {
         "exit codes: 0 every workload PASSED, 1 any other verdict, 2 usage or connection error\n";
     return out;
   }
-  std::string out = absl::StrCat("usage: kiln [--server HOST:PORT] ", command->name, " ",
-                                 command->synopsis, "\n\n", command->summary, "\n");
+  // What the command connects to: a harness, kiln-controller, or (the demo) its own harness.
+  const char* connects = IsControllerCommand(command->name) ? "[--controller HOST:PORT] "
+                         : command->name == "demo"          ? ""
+                                                            : "[--server HOST:PORT] ";
+  std::string out = absl::StrCat("usage: kiln ", connects, command->name, " ", command->synopsis,
+                                 "\n\n", command->summary, "\n");
   if (!command->flags.empty()) out += "\nflags:\n";
   for (const FlagSpec& f : command->flags) {
     std::string left = absl::StrCat("--", f.name, f.value_name.empty() ? "" : " ", f.value_name);
@@ -444,7 +510,10 @@ std::string Usage(const CommandSpec* command) {
 }
 
 std::string GroupUsage(const std::string& group) {
-  std::string out = absl::StrCat("usage: kiln [--server HOST:PORT] ", group, " SUBCOMMAND [flags]\n\n",
+  std::string out = absl::StrCat("usage: kiln ",
+                                 group == "campaign" ? "[--controller HOST:PORT] "
+                                                     : "[--server HOST:PORT] ",
+                                 group, " SUBCOMMAND [flags]\n\n",
                                  "subcommands:\n");
   size_t width = 0;
   for (const CommandSpec& c : Commands()) {
@@ -512,6 +581,8 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "runs list") return RunRunsList(inv, console);
   if (name == "runs show") return RunRunsShow(inv, console);
   if (name == "runs export") return RunRunsExport(inv, console);
+  if (name == "runs designate") return RunRunsDesignate(inv, console);
+  if (name == "runs undesignate") return RunRunsUndesignate(inv, console);
   if (name == "defs add") return RunDefsAdd(inv, console);
   if (name == "defs import") return RunDefsImport(inv, console);
   if (name == "defs list") return RunDefsList(inv, console);

@@ -77,6 +77,10 @@ struct ConnectionFlags {
 struct Invocation {
   std::string server;                    // HOST:PORT to talk to
   ConnectionFlags connection;
+  std::string controller;  // --controller before the command (campaign commands only)
+  // The harness connection flags given on the command line (--server, --token, --tls-*), by
+  // name: commands that talk to no harness refuse them rather than ignore them.
+  std::vector<std::string> connection_flags_given;
   const CommandSpec* command = nullptr;  // nullptr: general help
   ParsedArgs args;
   bool help = false;  // print the usage of `command` (or of kiln) and exit 0

@@ -43,6 +43,7 @@ std::vector<Offer> BaselineOffers(const v1::Run& run, const v1::Trace& trace) {
                                                           : detail.reference_timing().device();
     m.run_id = run.run_id();
     m.note = detail.reference_timing().note();
+    m.interval = LatencyInterval(detail.reference_timing(), m.latency_ms);
     offers.push_back(
         {std::string(kStandardBaselines[kReferenceBaseline]), std::move(m), run.created_unix_ms()});
     return offers;
@@ -57,6 +58,7 @@ std::vector<Offer> BaselineOffers(const v1::Run& run, const v1::Trace& trace) {
     m.run_id = run.run_id();
     m.cached = b.cached();
     m.note = b.note();
+    m.interval = LatencyInterval(b.timing(), m.latency_ms);
     offers.push_back({*std::move(baseline), std::move(m), run.created_unix_ms()});
   }
   return offers;
@@ -101,6 +103,8 @@ bool Ranked(const v1::Run& run, const DefinitionReportOptions& options, SkippedR
     ++skipped.unfinished;
   } else if (run.principal() == kHarnessPrincipal) {
     ++skipped.harness_checks;
+  } else if (!run.confirms().empty()) {
+    ++skipped.confirmations;
   } else if (!run.registered_workloads()) {
     ++skipped.chosen_workloads;
   } else if (run.mode() != options.mode) {
@@ -141,7 +145,9 @@ std::string MostUsedBackend(const std::vector<v1::Run>& runs,
 std::string EmptyReason(const DefinitionReport& report) {
   const SkippedRuns& s = report.skipped;
   // The harness's reference checks of a definition are not submissions.
-  if (s.unfinished + s.chosen_workloads + s.other_mode + s.other_backend + s.unreadable == 0) {
+  if (s.unfinished + s.confirmations + s.chosen_workloads + s.other_mode + s.other_backend +
+          s.unreadable ==
+      0) {
     return absl::StrCat("no runs of ", report.definition, " yet");
   }
   std::vector<std::string> parts;
@@ -149,6 +155,7 @@ std::string EmptyReason(const DefinitionReport& report) {
     if (n > 0) parts.push_back(absl::StrCat(n, " ", what));
   };
   add(s.unfinished, "not finished");
+  add(s.confirmations, "confirmation runs (not ranked)");
   add(s.chosen_workloads, "on workloads of the submitter's choosing (not ranked)");
   add(s.other_mode, absl::StrCat("timed in another mode than ", report.mode));
   add(s.other_backend, absl::StrCat("on another backend than ", report.backend));
@@ -161,6 +168,7 @@ void Score(const std::vector<std::string>& baselines, const std::vector<ReportWo
            Competitor& c) {
   const size_t n = baselines.size();
   c.score.assign(n, std::nullopt);
+  c.score_interval.assign(n, Interval{});
   c.fast_p.assign(n, {});
   c.unavailable.assign(n, "");
   for (size_t b = 0; b < n; ++b) {
@@ -172,6 +180,16 @@ void Score(const std::vector<std::string>& baselines, const std::vector<ReportWo
       if (passed && w.speedup[b] == 0) ++missing;
     }
     c.score[b] = ContestScore(outcomes);
+    if (c.score[b].has_value() && !c.workloads.empty()) {
+      Interval& mean = c.score_interval[b];
+      for (const CompetitorWorkload& w : c.workloads) {
+        mean.low += w.speedup_interval[b].low;
+        mean.high += w.speedup_interval[b].high;
+      }
+      mean.low /= static_cast<double>(c.workloads.size());
+      mean.high /= static_cast<double>(c.workloads.size());
+      mean.value = *c.score[b];
+    }
     for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
       c.fast_p[b][i] = FastP(outcomes, kFastPThresholds[i]);
     }
@@ -247,6 +265,7 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
   report.definition = options.definition;
   report.mode = options.mode;
   report.group_by = options.group_by;
+  report.rule = options.rule;
   report.skipped = already_skipped;
 
   for (const v1::Run& run : runs) {
@@ -285,18 +304,38 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
   }
 
   std::vector<int64_t> baseline_created(report.workloads.size() * baseline_count, 0);
+  auto competitor_of = [&options](const v1::Run& run) {
+    return options.group_by == GroupBy::kTeam ? TeamOf(run) : run.solution_name();
+  };
+  // Rule latest: the one run of each competitor that counts, its designated run (the newest
+  // one designated, should a competitor group several principals), else its newest.
+  std::map<std::string, const v1::Run*> counted;
+  if (options.rule == Rule::kLatest) {
+    for (const v1::Run* run : ranked) {
+      const v1::Run*& chosen = counted[competitor_of(*run)];
+      if (chosen == nullptr || (run->designated() && !chosen->designated())) chosen = run;
+    }
+  }
   std::map<std::string, Competitor> competitors;
   for (const v1::Run* run : ranked) {
     report.ranked_runs++;
-    const std::string name =
-        options.group_by == GroupBy::kTeam ? TeamOf(*run) : run->solution_name();
+    const std::string name = competitor_of(*run);
     Competitor& c = competitors[name];
     if (c.workloads.empty()) {
       c.name = name;
       c.workloads.resize(report.workloads.size());
-      for (CompetitorWorkload& cw : c.workloads) cw.speedup.assign(baseline_count, 0);
+      for (CompetitorWorkload& cw : c.workloads) {
+        cw.speedup.assign(baseline_count, 0);
+        cw.speedup_interval.assign(baseline_count, Interval{});
+      }
     }
     c.runs++;
+    // Every ranked run's baselines count; only the counted run's latencies (rule latest).
+    const bool counts = options.rule == Rule::kBest || counted[name] == run;
+    if (counts && options.rule == Rule::kLatest) {
+      c.run_id = run->run_id();
+      c.designated = run->designated();
+    }
     for (const v1::Trace& trace : run->traces()) {
       auto it = workload_index.find(trace.workload().uuid());
       if (it == workload_index.end()) {
@@ -316,12 +355,13 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
         }
       }
       const double ms = trace.evaluation().performance().latency_ms();
-      if (trace.evaluation().status() != v1::PASSED || !Usable(ms)) continue;
+      if (!counts || trace.evaluation().status() != v1::PASSED || !Usable(ms)) continue;
       CompetitorWorkload& cw = c.workloads[it->second];
       // Runs are newest first: on equal latency the older run keeps the place, as on the
       // leaderboard.
       if (cw.best_latency_ms == 0 || ms <= cw.best_latency_ms) {
         cw.best_latency_ms = ms;
+        cw.latency = LatencyInterval(trace.kiln().timing(), ms);
         cw.run_id = run->run_id();
         cw.solution_name = run->solution_name();
       }
@@ -343,8 +383,9 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
       if (cw.best_latency_ms == 0) continue;
       ++c.passed_workloads;
       for (size_t b = 0; b < baseline_count; ++b) {
-        const double base = report.workloads[i].baselines[b].latency_ms;
-        cw.speedup[b] = base > 0 ? base / cw.best_latency_ms : 0;
+        const BaselineMeasurement& base = report.workloads[i].baselines[b];
+        cw.speedup[b] = base.latency_ms > 0 ? base.latency_ms / cw.best_latency_ms : 0;
+        if (base.latency_ms > 0) cw.speedup_interval[b] = SpeedupInterval(base.interval, cw.latency);
       }
     }
     Score(report.baselines, report.workloads, c);

@@ -9,8 +9,9 @@
 // renderings come out. Reading them from a harness is definition_report_command.cc's job.
 //
 // The numbers (docs/report.md has the formulas and their sources):
-// - per workload and team: the best (lowest) latency of a PASSED trace among the team's ranked
-//   runs, and the run that gave it;
+// - per workload and team: the latency of the team's one counted run (rule latest, the default:
+//   its designated run, else its newest ranked run), or with rule best the lowest latency of a
+//   PASSED trace among all the team's ranked runs, and the run that gave it;
 // - per workload and baseline (reference, torch_eager, torch_compile, and every solution:NAME a
 //   ranked run timed): the best-known latency, the lowest one measured by any ranked run on that
 //   workload;
@@ -31,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/json_output.h"
+#include "harness/model/speedup_interval.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln::cli {
@@ -70,12 +72,18 @@ std::optional<double> FastP(const std::vector<WorkloadOutcome>& outcomes, double
 // How runs are grouped into the report's competitors.
 enum class GroupBy { kTeam, kSolution };
 
+// Which runs of a competitor count. kLatest: one run, the designated one (Run.designated) else
+// the newest ranked run, as a contest takes each team's latest submission; kBest: per workload
+// the lowest latency over all its ranked runs (a view that only improves with resubmission).
+enum class Rule { kLatest, kBest };
+
 struct DefinitionReportOptions {
   std::string definition;
   std::string mode;  // only runs timed in this mode are compared
   // Only runs on this backend; empty: the backend of most runs (ties: the newest run's).
   std::string backend;
   GroupBy group_by = GroupBy::kTeam;
+  Rule rule = Rule::kLatest;
   // Solution baselines the report carries even when no ranked run timed them (the one asked for).
   std::vector<std::string> baselines;
 };
@@ -88,6 +96,7 @@ struct BaselineMeasurement {
   std::string run_id;     // the run whose trace carried it
   bool cached = false;    // the harness took it from its cache of earlier measurements
   std::string note;       // why it is missing, or the harness's note about it
+  Interval interval;      // the latency's 95 % interval (LatencyInterval)
 };
 
 struct ReportWorkload {
@@ -97,18 +106,28 @@ struct ReportWorkload {
 
 // One competitor on one workload.
 struct CompetitorWorkload {
-  double best_latency_ms = 0;  // 0: no PASSED trace
-  std::string run_id;          // the run of the best latency
+  double best_latency_ms = 0;  // the latency counted (see Rule); 0: no PASSED trace
+  Interval latency;            // its 95 % interval
+  std::string run_id;          // the run of that latency
   std::string solution_name;
   std::vector<double> speedup;  // per baseline; 0: not passed or baseline not known
+  // Per baseline: the speedup's 95 % interval from both latencies' (SpeedupInterval); zeros
+  // where the speedup is 0.
+  std::vector<Interval> speedup_interval;
 };
 
 struct Competitor {
   std::string name;  // the team (principal, or author on a harness without tokens) or solution
-  int runs = 0;      // ranked runs counted
+  int runs = 0;      // its ranked runs
+  // Rule kLatest: the one run counted, and whether its principal designated it.
+  std::string run_id;
+  bool designated = false;
   std::vector<CompetitorWorkload> workloads;  // parallel to DefinitionReport::workloads
   int passed_workloads = 0;
   std::vector<std::optional<double>> score;  // ContestScore per baseline
+  // Per baseline: the mean of the workloads' speedup intervals (a failed workload counting
+  // 0), known where `score` is.
+  std::vector<Interval> score_interval;
   // FastP per baseline and kFastPThresholds entry.
   std::vector<std::array<std::optional<double>, kFastPThresholds.size()>> fast_p;
   // Why score and fast_p are nullopt for a baseline ("" where they are known).
@@ -119,6 +138,7 @@ struct Competitor {
 struct SkippedRuns {
   int unfinished = 0;        // not RUN_DONE
   int harness_checks = 0;    // the harness's own reference checks (principal "kiln")
+  int confirmations = 0;     // confirmation runs (kiln leaderboard --confirm), never ranked
   int chosen_workloads = 0;  // evaluated on workloads of the submitter's choosing
   int other_mode = 0;
   int other_backend = 0;
@@ -131,6 +151,7 @@ struct DefinitionReport {
   std::string mode;
   std::string backend;  // the backend compared ("" when no run qualified)
   GroupBy group_by = GroupBy::kTeam;
+  Rule rule = Rule::kLatest;
   // kStandardBaselines, then the solution baselines of the ranked runs (newest run first) and
   // of the options; every per-baseline vector below is parallel to it.
   std::vector<std::string> baselines;

@@ -10,6 +10,7 @@
 #include "client/connection.h"
 #include "client/definition_report.h"
 #include "harness/common/files.h"
+#include "harness/model/unknown_definition.h"
 
 namespace kiln::cli {
 
@@ -78,6 +79,7 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
     return UsageFailure(console, absl::StrCat("--by: expected team or solution, got '", by, "'"));
   }
   options.group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
+  options.rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
 
   Connection connection(inv);
   std::vector<std::string> definitions;
@@ -85,9 +87,8 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
     return connection.Fail(s, console);
   }
   if (std::find(definitions.begin(), definitions.end(), options.definition) == definitions.end()) {
-    return UsageFailure(console,
-                        absl::StrCat("unknown definition '", options.definition,
-                                     "' (registered: ", absl::StrJoin(definitions, ", "), ")"));
+    return UsageFailure(console, absl::StrCat("definition: ", UnknownDefinitionMessage(
+                                                                  options.definition, definitions)));
   }
   // Latencies of different modes and backends are not comparable: one of each. The mode by
   // default is the node's (as for kiln leaderboard), the backend the one most runs used.

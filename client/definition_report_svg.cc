@@ -27,12 +27,23 @@ constexpr double kLabelBand = 150;  // under the bars, for the turned workload l
 constexpr int kPGridSteps = 400;    // samples of the fast_p curve
 constexpr size_t kMaxBarCompetitors = 8;
 constexpr size_t kMaxLabelChars = 30;
+constexpr double kEmptyHeight = 140;  // the whole SVG of a report with nothing to compare
 
 // Tableau 10: distinguishable, also in grey print.
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 std::string Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
+
+// Curves that coincide must not hide each other: each has its own dash pattern and is drawn a
+// few pixels off the others (curve i at (i - (n-1)/2) * kCurveOffset pixels).
+constexpr const char* kDashes[] = {"", "8 4", "3 3", "10 3 3 3", "1 3", "12 6"};
+constexpr double kCurveOffset = 3;
+
+std::string Dash(size_t i) {
+  const char* d = kDashes[i % (sizeof(kDashes) / sizeof(kDashes[0]))];
+  return *d == '\0' ? "" : absl::StrCat(" stroke-dasharray=\"", d, "\"");
+}
 
 std::string Num(double v) {
   if (!std::isfinite(v)) v = 0;
@@ -84,13 +95,15 @@ std::string Legend(const DefinitionReport& report, int b, double x, double y) {
     const Competitor& c = report.competitors[i];
     out += absl::StrCat("<rect x=\"", Num(x), "\" y=\"", Num(row - 10), "\" width=\"14\" height=\"",
                         "10\" fill=\"", Color(i), "\"/>\n");
+    out += Line(x + 16, row - 5, x + 34, row - 5,
+                absl::StrCat("stroke=\"", Color(i), "\" stroke-width=\"2\"", Dash(i)));
     std::string label = Truncate(c.name, 22);
     if (c.fast_p[b][0].has_value()) {
       absl::StrAppend(&label, " (score ", absl::StrFormat("%.2f", c.score[0].value_or(0)), ")");
     } else {
       absl::StrAppend(&label, " (n/a)");
     }
-    out += Text(x + 20, row, label);
+    out += Text(x + 40, row, label);
   }
   return out;
 }
@@ -122,10 +135,14 @@ std::string FastPChart(const DefinitionReport& report, int b, double width) {
               "fast_p (share of workloads correct and faster than p)",
               absl::StrCat("text-anchor=\"middle\" transform=\"rotate(-90 24 ",
                            Num(kCurveTop + kCurveHeight / 2), ")\""));
-  // One step curve per competitor whose fast_p is known.
+  // One step curve per competitor whose fast_p is known, each a few pixels off the others.
+  const double curves = static_cast<double>(report.competitors.size());
   for (size_t i = 0; i < report.competitors.size(); ++i) {
     const std::vector<WorkloadOutcome> outcomes = Outcomes(report.competitors[i], b);
     if (!report.competitors[i].fast_p[b][0].has_value()) continue;
+    const double shift = (static_cast<double>(i) - (curves - 1) / 2) *
+                         std::min(kCurveOffset, 12.0 / std::max(curves - 1, 1.0));
+    auto curve_y = [&](double f) { return y_of(f) + shift; };
     // Sampled on the grid; only the corners of the steps are written.
     std::string points;
     double previous = 0;
@@ -133,16 +150,16 @@ std::string FastPChart(const DefinitionReport& report, int b, double width) {
       const double p = max_p * k / kPGridSteps;
       const double f = FastP(outcomes, p).value_or(0);
       if (k == 0) {
-        absl::StrAppend(&points, Num(x_of(p)), ",", Num(y_of(f)));
+        absl::StrAppend(&points, Num(x_of(p)), ",", Num(curve_y(f)));
       } else if (f != previous) {
-        absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(y_of(previous)), " ", Num(x_of(p)),
-                        ",", Num(y_of(f)));
+        absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(curve_y(previous)), " ",
+                        Num(x_of(p)), ",", Num(curve_y(f)));
       }
-      if (k == kPGridSteps) absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(y_of(f)));
+      if (k == kPGridSteps) absl::StrAppend(&points, " ", Num(x_of(p)), ",", Num(curve_y(f)));
       previous = f;
     }
     absl::StrAppend(&out, "<polyline fill=\"none\" stroke=\"", Color(i),
-                    "\" stroke-width=\"2\" points=\"", points, "\"><title>",
+                    "\" stroke-width=\"2\"", Dash(i), " points=\"", points, "\"><title>",
                     XmlEscape(report.competitors[i].name), "</title></polyline>\n");
   }
   for (const Competitor& c : report.competitors) {
@@ -157,6 +174,39 @@ std::string FastPChart(const DefinitionReport& report, int b, double width) {
   return out + "</g>\n";
 }
 
+// Gridline values of a log scale from `lo` to `hi`: the 1-1.25-1.5-2-3-5-7.5 series (thinned to
+// 1-2-5, then to powers of ten, while there would be more than 9), 1x always among them.
+std::vector<double> ScaleTicks(double lo, double hi) {
+  const std::vector<std::vector<double>> series = {
+      {1, 1.25, 1.5, 2, 3, 5, 7.5}, {1, 2, 5}, {1}};
+  const int first = static_cast<int>(std::floor(std::log10(lo)));
+  const int last = static_cast<int>(std::ceil(std::log10(hi)));
+  std::vector<double> ticks;
+  for (const std::vector<double>& mantissas : series) {
+    ticks.clear();
+    for (int e = first; e <= last; ++e) {
+      for (double m : mantissas) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * 0.999 && v <= hi * 1.001) ticks.push_back(v);
+      }
+    }
+    // The series of 10 % steps near 1x where the scale is narrow.
+    if (ticks.size() < 4) {
+      for (double v : {0.8, 0.9, 1.1, 1.2}) {
+        // Not beside a tick already there (1.2 next to 1.25 would print over it).
+        const bool crowded = std::any_of(ticks.begin(), ticks.end(), [v](double t) {
+          return std::abs(std::log10(v / t)) < 0.03;
+        });
+        if (v >= lo && v <= hi && !crowded) ticks.push_back(v);
+      }
+      std::sort(ticks.begin(), ticks.end());
+      ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
+    }
+    if (ticks.size() <= 9) break;
+  }
+  return ticks;
+}
+
 std::string BarChart(const DefinitionReport& report, int b, double width) {
   const size_t shown = std::min(report.competitors.size(), kMaxBarCompetitors);
   const double plot_w = width - kLeft - 40;
@@ -169,10 +219,13 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
       hi = std::max(hi, w.speedup[b]);
     }
   }
-  const int lo_exp = static_cast<int>(std::floor(std::log10(lo / 1.2)));
-  const int hi_exp = static_cast<int>(std::ceil(std::log10(hi * 1.2)));
+  // The scale fits the data (with 10 % room), and spans at least 0.8x-1.25x: a 0.88x bar is a
+  // quarter of the plot's height, not a sliver of a fixed 0.1x-10x decade scale.
+  const double scale_lo = std::min(lo / 1.1, 0.8);
+  const double scale_hi = std::max(hi * 1.1, 1.25);
+  const double log_lo = std::log10(scale_lo), log_hi = std::log10(scale_hi);
   auto y_of = [&](double v) {
-    return bottom - kBarsHeight * (std::log10(v) - lo_exp) / (hi_exp - lo_exp);
+    return bottom - kBarsHeight * (std::log10(v) - log_lo) / (log_hi - log_lo);
   };
   std::string out = "<g class=\"speedups\">\n";
   out += Text(
@@ -183,18 +236,15 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
                        : "",
                    ")"),
       "font-weight=\"bold\"");
-  for (int e = lo_exp; e <= hi_exp; ++e) {
-    const double v = std::pow(10.0, e);
+  for (double v : ScaleTicks(scale_lo, scale_hi)) {
     out += Line(kLeft, y_of(v), kLeft + plot_w, y_of(v), "stroke=\"#e0e0e0\"");
     out += Text(kLeft - 8, y_of(v) + 4, absl::StrFormat("%gx", v), "text-anchor=\"end\"");
-    if (hi_exp - lo_exp <= 3 && e < hi_exp) {
-      for (double m : {2.0, 5.0}) {
-        out += Line(kLeft - 4, y_of(v * m), kLeft, y_of(v * m), "stroke=\"#333\"");
-        out += Text(kLeft - 8, y_of(v * m) + 4, absl::StrFormat("%gx", v * m),
-                    "text-anchor=\"end\" font-size=\"9\" fill=\"#666\"");
-      }
-    }
   }
+  out += Text(kLeft + plot_w, kBarsTop - 8,
+              absl::StrCat("x: no PASSED run of that ",
+                           report.group_by == GroupBy::kTeam ? "team" : "solution",
+                           " on the workload, or no baseline latency"),
+              "text-anchor=\"end\" font-size=\"10\" fill=\"#555\"");
   out += Line(kLeft, kBarsTop, kLeft, bottom, "stroke=\"#333\"");
   const size_t n = report.workloads.size();
   std::vector<std::string> uuids;
@@ -280,7 +330,9 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
       std::max(kMinWidth, kLeft + 40 +
                               static_cast<double>(report.workloads.size()) *
                                   std::max(28.0, 10.0 * static_cast<double>(bars) + 10));
-  const double height = kBarsTop + kBarsHeight + kLabelBand;
+  const bool empty = !report.empty_reason.empty() || report.competitors.empty() || b < 0;
+  // An empty report is a short card with the reason, not a page of blank plots.
+  const double height = empty ? kEmptyHeight : kBarsTop + kBarsHeight + kLabelBand;
   std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
                                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", Num(width),
                                  "\" height=\"", Num(height), "\" viewBox=\"0 0 ", Num(width), " ",
@@ -291,11 +343,19 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
               absl::StrCat(report.definition, ": fast_p vs ", baseline, " (mode ", report.mode,
                            ", backend ", report.backend.empty() ? "any" : report.backend, ")"),
               "font-size=\"16\" font-weight=\"bold\"");
-  if (!report.empty_reason.empty() || report.competitors.empty() || b < 0) {
-    out += Text(kLeft, 60,
+  if (empty) {
+    absl::StrAppend(&out, "<rect x=\"", Num(kLeft - 16), "\" y=\"46\" width=\"",
+                    Num(width - 2 * (kLeft - 16)), "\" height=\"", Num(kEmptyHeight - 70),
+                    "\" fill=\"#f4f4f4\" stroke=\"#999\"/>\n");
+    out += Text(kLeft, 78,
                 !report.empty_reason.empty() ? report.empty_reason
                 : b < 0 ? absl::StrCat("baseline ", baseline, " is not in this report")
-                        : "nothing to compare");
+                        : "nothing to compare",
+                "font-size=\"15\" fill=\"#333\"");
+    out += Text(kLeft, 104,
+                "Nothing to plot: a team appears once a run of it on the registered workloads "
+                "finishes (kiln submit).",
+                "fill=\"#555\"");
     return out + "</svg>\n";
   }
   out += Text(kLeft, 48,

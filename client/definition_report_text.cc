@@ -29,6 +29,28 @@ std::string FormatScore(const std::optional<double>& value) {
   return value.has_value() ? absl::StrFormat("%.2fx", *value) : "n/a";
 }
 
+// "1.02x-1.31x", the 95 % interval of a speedup; kAbsent when not known.
+std::string FormatInterval(const Interval& i) {
+  if (!(i.high > 0)) return kAbsent;
+  return absl::StrFormat("%.2fx-%.2fx", i.low, i.high);
+}
+
+std::string NoiseMark(const Interval& i) {
+  return i.value > 0 && CrossesOne(i) ? "crosses 1x" : "";
+}
+
+std::string RuleText(const DefinitionReport& report) {
+  const std::string who = report.group_by == GroupBy::kTeam ? "team" : "solution";
+  if (report.rule == Rule::kBest) {
+    return absl::StrCat("rule best: per workload, each ", who,
+                        "'s lowest PASSED latency over all its ranked runs (a view that only "
+                        "improves with resubmission)\n");
+  }
+  return absl::StrCat("rule latest: each ", who,
+                      "'s designated run, else its newest ranked run, whatever its verdict "
+                      "(--best: the best of all its runs)\n");
+}
+
 // A fraction as "0.50"; "n/a" when not known.
 std::string FormatFraction(const std::optional<double>& value) {
   return value.has_value() ? absl::StrFormat("%.2f", *value) : "n/a";
@@ -42,7 +64,7 @@ std::string Headline(const DefinitionReport& report, const std::string& baseline
                   report.ranked_runs == 1 ? "" : "s", ", ", report.competitors.size(), " ",
                   GroupName(report.group_by), report.competitors.size() == 1 ? "" : "s", ", ",
                   report.workloads.size(), " workload", report.workloads.size() == 1 ? "" : "s",
-                  "; speedups vs ", baseline, "\n");
+                  "; speedups vs ", baseline, "\n", RuleText(report));
   return line;
 }
 
@@ -52,20 +74,31 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
   std::vector<Column> columns = {
       {"#", Align::kRight}, {GroupName(report.group_by)}, {"score", Align::kRight}};
   if (other) columns.push_back({absl::StrCat("mean vs ", baseline), Align::kRight});
+  columns.push_back({"95% interval", Align::kRight});
+  columns.push_back({"noise"});
   columns.push_back({"passed", Align::kRight});
   for (double p : kFastPThresholds) {
     columns.push_back({absl::StrCat("fast_", absl::StrFormat("%g", p)), Align::kRight});
   }
   columns.push_back({"runs", Align::kRight});
+  if (report.rule == Rule::kLatest) columns.push_back({"counted run"});
   Table table(std::move(columns));
   int place = 0;
   for (const Competitor& c : report.competitors) {
     std::vector<std::string> row = {absl::StrCat(++place), c.name,
                                     FormatScore(c.score[kReferenceBaseline])};
     if (other) row.push_back(FormatScore(c.score[b]));
+    const Interval known = c.score[b].has_value() ? c.score_interval[b] : Interval{};
+    row.push_back(FormatInterval(known));
+    row.push_back(NoiseMark(known));
     row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
     for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
     row.push_back(absl::StrCat(c.runs));
+    if (report.rule == Rule::kLatest) {
+      row.push_back(c.run_id.empty() ? kAbsent
+                                     : absl::StrCat(RunLabel(c.run_id),
+                                                    c.designated ? " (designated)" : ""));
+    }
     table.AddRow(std::move(row));
   }
   std::string out = table.Render();
@@ -113,6 +146,8 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
                {GroupName(report.group_by)},
                {"latency ms", Align::kRight},
                {absl::StrCat("vs ", report.baselines[b]), Align::kRight},
+               {"95% interval", Align::kRight},
+               {"noise"},
                {"run"},
                {"lead"}});
   const std::vector<std::string> ids = WorkloadIds(report);
@@ -136,7 +171,9 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
       table.AddRow({k == 0 ? ids[i] : "",
                     k == 0 ? AxesText(report.workloads[i].workload) : "", order[k]->name,
                     cw.best_latency_ms > 0 ? FormatMs(cw.best_latency_ms) : "no PASSED run",
-                    FormatSpeedup(cw.speedup[b]), cw.run_id.empty() ? kAbsent : cw.run_id, lead});
+                    FormatSpeedup(cw.speedup[b]), FormatInterval(cw.speedup_interval[b]),
+                    NoiseMark(cw.speedup_interval[b]), cw.run_id.empty() ? kAbsent : cw.run_id,
+                    lead});
     }
   }
   return table.Render();
@@ -148,6 +185,7 @@ std::string SkippedText(const SkippedRuns& s) {
     if (n > 0) parts.push_back(absl::StrCat(n, " ", what));
   };
   add(s.unfinished, "unfinished runs");
+  add(s.confirmations, "confirmation runs (not ranked)");
   add(s.chosen_workloads, "runs on chosen workloads (not ranked)");
   add(s.other_mode, "runs in other modes");
   add(s.other_backend, "runs on other backends");
@@ -163,13 +201,20 @@ Json OptionalNumber(const std::optional<double>& value) {
 
 Json PositiveOrNull(double value) { return value > 0 ? Json(value) : Json(nullptr); }
 
+// {"low", "high", "crosses_one"} of a known interval, else null.
+Json IntervalJson(const Interval& i) {
+  if (!(i.value > 0)) return Json(nullptr);
+  return Json{{"low", i.low}, {"high", i.high}, {"crosses_one", CrossesOne(i)}};
+}
+
 Json BaselineJson(const BaselineMeasurement& m) {
   return Json{{"latency_ms", PositiveOrNull(m.latency_ms)},
               {"source", m.source},
               {"device", m.device},
               {"run_id", m.run_id},
               {"cached", m.cached},
-              {"note", m.note}};
+              {"note", m.note},
+              {"ci95", IntervalJson(m.interval)}};
 }
 
 Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
@@ -177,11 +222,15 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
                {"runs", c.runs},
                {"passed_workloads", c.passed_workloads},
                {"workload_count", c.workloads.size()},
-               {"score", OptionalNumber(c.score[kReferenceBaseline])}};
+               {"score", OptionalNumber(c.score[kReferenceBaseline])},
+               {"run_id", c.run_id},
+               {"designated", c.designated}};
   Json mean = Json::object(), fast = Json::object(), unavailable = Json::object();
+  Json mean_ci = Json::object();
   for (size_t b = 0; b < report.baselines.size(); ++b) {
     const std::string& name = report.baselines[b];
     mean[name] = OptionalNumber(c.score[b]);
+    mean_ci[name] = c.score[b].has_value() ? IntervalJson(c.score_interval[b]) : Json(nullptr);
     bool known = true;
     Json at = Json::object();
     for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
@@ -192,20 +241,23 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
     unavailable[name] = c.unavailable[b];
   }
   json["mean_speedup"] = mean;
+  json["mean_speedup_ci95"] = mean_ci;
   json["fast_p"] = fast;
   json["unavailable"] = unavailable;
   Json workloads = Json::array();
   for (size_t i = 0; i < c.workloads.size(); ++i) {
     const CompetitorWorkload& cw = c.workloads[i];
-    Json speedup = Json::object();
+    Json speedup = Json::object(), speedup_ci = Json::object();
     for (size_t b = 0; b < report.baselines.size(); ++b) {
       speedup[report.baselines[b]] = PositiveOrNull(cw.speedup[b]);
+      speedup_ci[report.baselines[b]] = IntervalJson(cw.speedup_interval[b]);
     }
     workloads.push_back({{"uuid", report.workloads[i].workload.uuid()},
                          {"best_latency_ms", PositiveOrNull(cw.best_latency_ms)},
                          {"run_id", cw.run_id},
                          {"solution", cw.solution_name},
-                         {"speedup", speedup}});
+                         {"speedup", speedup},
+                         {"speedup_ci95", speedup_ci}});
   }
   json["workloads"] = workloads;
   return json;
@@ -219,7 +271,8 @@ std::string DefinitionReportText(const DefinitionReport& report, const std::stri
   const int b = BaselineIndex(report, baseline);
   if (b < 0) return absl::StrCat(out, "baseline ", baseline, " is not in this report\n");
   absl::StrAppend(&out, "\n", CompetitorTable(report, b), "\nbaselines (best known)\n",
-                  BaselineTable(report), "\nbest PASSED latency per workload\n",
+                  BaselineTable(report), report.rule == Rule::kBest ? "\nbest PASSED latency per workload\n"
+                                              : "\nlatency of the counted run per workload\n",
                   WorkloadTable(report, b));
   const std::string skipped = SkippedText(report.skipped);
   if (!skipped.empty()) absl::StrAppend(&out, "\n", skipped);
@@ -232,6 +285,7 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
                {"mode", report.mode},
                {"backend", report.backend},
                {"group_by", GroupName(report.group_by)},
+               {"rule", report.rule == Rule::kBest ? "best" : "latest"},
                {"baseline", baseline},
                {"baselines", report.baselines},
                {"fast_p_thresholds", kFastPThresholds},
@@ -240,6 +294,7 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
                {"skipped",
                 {{"unfinished", s.unfinished},
                  {"harness_checks", s.harness_checks},
+                 {"confirmations", s.confirmations},
                  {"chosen_workloads", s.chosen_workloads},
                  {"other_mode", s.other_mode},
                  {"other_backend", s.other_backend},

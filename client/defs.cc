@@ -29,14 +29,24 @@ int RunDefsAdd(const Invocation& inv, Console& console) {
     for (v1::Workload& w : *workloads) *request.add_workloads() = std::move(w);
   }
   *request.mutable_definition() = *std::move(def);
+  request.set_allow_unevaluable(inv.args.Has("allow-unevaluable"));
   Connection connection(inv);
   grpc::ClientContext context;
   connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::PutDefinitionResponse response;
   grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
   if (!status.ok()) return connection.Fail(status, console);
+  if (response.unchanged()) {
+    console.out << "definition " << response.name() << " unchanged (" << response.workload_count()
+                << " workloads): already registered exactly so\n";
+    return kExitOk;
+  }
   console.out << "definition " << response.name() << " registered with "
               << response.workload_count() << " workloads\n";
+  if (!response.cannot_evaluate().empty()) {
+    console.out << "WARNING: this node cannot evaluate it: " << response.cannot_evaluate()
+                << "\n";
+  }
   if (!response.reference_check_run_id().empty()) {
     console.out << "checking its reference for degenerate outputs: run "
                 << response.reference_check_run_id() << " (kiln defs list shows the result)\n";
@@ -64,14 +74,19 @@ int RunDefsList(const Invocation& inv, Console& console) {
                {"builtin"},
                {"native reference"},
                {"integrity"},
+               {"evaluable here"},
                {"settings"}});
   std::string warnings;
   for (const v1::DefinitionSummary& d : response.definitions()) {
     const bool flagged = !d.integrity_warning().empty();
     table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
                   d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no",
-                  flagged ? "DEGENERATE" : "ok", SettingsColumn(d)});
+                  flagged ? "DEGENERATE" : "ok", d.cannot_evaluate().empty() ? "yes" : "NO",
+                  SettingsColumn(d)});
     if (flagged) absl::StrAppend(&warnings, d.name(), ": ", d.integrity_warning(), "\n");
+    if (!d.cannot_evaluate().empty()) {
+      absl::StrAppend(&warnings, d.name(), ": not evaluable here: ", d.cannot_evaluate(), "\n");
+    }
   }
   console.out << table.Render() << warnings;
   return kExitOk;

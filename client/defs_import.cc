@@ -41,6 +41,7 @@ struct Registration {
   int blobs_uploaded = 0;
   int blobs_present = 0;  // already stored with the same content
   std::string reference_check_run_id;
+  std::string cannot_evaluate;  // why no run of it can be evaluated on the node ("" if one can)
 };
 
 // Streams one blob to the harness. A local read error is returned as INVALID_ARGUMENT; a call
@@ -153,6 +154,9 @@ grpc::Status Register(Connection& connection, DefinitionImport& d, Registration&
   }
   v1::PutDefinitionRequest request;
   *request.mutable_definition() = d.definition;
+  // A dataset is registered whole, also on a node that cannot compute some references (no
+  // torch); those are listed with the reason.
+  request.set_allow_unevaluable(true);
   for (const v1::Workload& w : d.workloads) *request.add_workloads() = w;
   grpc::ClientContext context;
   connection.Prepare(&context, kDefaultCallTimeoutS);
@@ -168,6 +172,7 @@ grpc::Status Register(Connection& connection, DefinitionImport& d, Registration&
   r.status = "registered";
   r.workloads_registered = response.workload_count();
   r.reference_check_run_id = response.reference_check_run_id();
+  r.cannot_evaluate = response.cannot_evaluate();
   return grpc::Status::OK;
 }
 
@@ -283,6 +288,19 @@ void PrintText(const DatasetScan& scan, const std::vector<Registration>& regs,
                     scan.dir, "):\n", left_out);
   }
 
+  std::string unevaluable;
+  for (size_t i = 0; i < scan.definitions.size(); ++i) {
+    if (!regs[i].cannot_evaluate.empty()) {
+      absl::StrAppend(&unevaluable, "  ", scan.definitions[i].name, ": ",
+                      regs[i].cannot_evaluate, "\n");
+    }
+  }
+  if (!unevaluable.empty()) {
+    absl::StrAppend(&out, "\nWARNING: registered, but this node cannot evaluate them (runs are "
+                          "refused until a backend here can compute their reference):\n",
+                    unevaluable);
+  }
+
   std::string builtin;
   for (size_t i = 0; i < scan.definitions.size(); ++i) {
     if (regs[i].status == "builtin") absl::StrAppend(&builtin, "  ", scan.definitions[i].name,
@@ -361,6 +379,7 @@ void PrintJson(const DatasetScan& scan, const std::vector<Registration>& regs,
     if (!r.reference_check_run_id.empty()) {
       j["reference_check_run_id"] = r.reference_check_run_id;
     }
+    j["cannot_evaluate"] = r.cannot_evaluate;
     defs.push_back(std::move(j));
   }
   Json solutions = Json::array();

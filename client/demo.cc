@@ -1,6 +1,7 @@
 // kiln demo: the whole loop on one machine. Starts an embedded kiln-harness on a free local
-// port in a temporary folder, evaluates the built-in demo solution on the built-in demo
+// port over a kept data folder (--data-dir), evaluates the built-in demo solution on the built-in demo
 // definition's registered workloads, prints the same progress and table as `kiln submit`.
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -17,16 +18,15 @@ namespace {
 
 constexpr double kDemoTimeoutS = 1800;
 
-// Removes the demo's data folder however the demo ends.
-class TempDir {
- public:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  ~TempDir() { (void)RemoveTree(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// Where the demo keeps its archive between demos: $XDG_DATA_HOME/kiln/demo, else
+// $HOME/.local/share/kiln/demo; "" when neither is set.
+std::string DefaultDemoDir() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && *xdg == '/') return absl::StrCat(xdg, "/kiln/demo");
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home == '/') return absl::StrCat(home, "/.local/share/kiln/demo");
+  return "";
+}
 
 }  // namespace
 
@@ -36,16 +36,21 @@ int RunDemo(const Invocation& inv, Console& console) {
     console.err << "kiln demo: built-in solution: " << solution.status().message() << "\n";
     return kExitUsage;
   }
-  absl::StatusOr<std::string> dir = MakeTempDir("", "kiln-demo");
-  if (!dir.ok()) {
-    console.err << "kiln demo: " << dir.status().message() << "\n";
+  // The archive is kept, so that the run can be looked at afterwards (kiln runs list).
+  const std::string dir = inv.args.Get("data-dir", DefaultDemoDir());
+  if (dir.empty()) {
+    console.err << "kiln demo: --data-dir: no default ($HOME and $XDG_DATA_HOME are unset); "
+                   "give a folder\n";
     return kExitUsage;
   }
-  TempDir data(*dir);
+  if (absl::Status made = MakeDirs(dir, 0700); !made.ok()) {
+    console.err << "kiln demo: --data-dir " << dir << ": " << made.message() << "\n";
+    return kExitUsage;
+  }
 
   HarnessOptions options;
   options.listen = "127.0.0.1:0";
-  options.data_dir = data.path();
+  options.data_dir = dir;
   options.quiet = true;
   options.worker_path = absl::StrCat(ExecutableDir(), "/kiln-worker");
   absl::StatusOr<std::unique_ptr<HarnessServer>> server = HarnessServer::Start(options);
@@ -55,7 +60,7 @@ int RunDemo(const Invocation& inv, Console& console) {
     return kExitUsage;
   }
   console.out << "kiln demo: embedded kiln-harness on " << (*server)->address() << " (data in "
-              << data.path() << ")\n"
+              << dir << ")\n"
               << std::flush;
 
   Connection connection((*server)->address());
@@ -66,6 +71,11 @@ int RunDemo(const Invocation& inv, Console& console) {
   EvaluationOutcome outcome = StreamEvaluation(connection, request, kDemoTimeoutS, console);
   int code = ReportEvaluation(outcome, /*json=*/false, connection, console);
   (*server)->Drain();
+  // The embedded harness is gone with the demo; its archive stays, for a harness to serve.
+  console.out << "\nThe run is archived in " << dir << ". To look at it, serve that folder:\n"
+              << "  " << ExecutableDir() << "/kiln-harness --data-dir " << dir
+              << " --listen 127.0.0.1:50051 &\n"
+              << "  " << ExecutableDir() << "/kiln runs list\n";
   return code;
 }
 

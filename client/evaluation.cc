@@ -167,8 +167,13 @@ BatchOutcome StreamBatch(Connection& connection, const v1::EvaluateBatchRequest&
       if (!p.run_id().empty() && traces.count(p.run_id()) == 0) {
         traces[p.run_id()];
         outcome.run_ids.push_back(p.run_id());
-        console.err << "kiln: run " << p.run_id() << " admitted (solution "
-                    << request.solutions(static_cast<int>(outcome.run_ids.size()) - 1).name()
+        const int i = static_cast<int>(outcome.run_ids.size()) - 1;
+        console.err << "kiln: run " << p.run_id() << " admitted ("
+                    << (i < request.solutions_size()
+                            ? absl::StrCat("solution ", request.solutions(i).name())
+                        : i < request.confirm_runs_size()
+                            ? absl::StrCat("confirming run ", request.confirm_runs(i))
+                            : std::string("batch run"))
                     << ")\n" << std::flush;
       }
       progress.Print(p);

@@ -12,6 +12,7 @@
 #include "client/report.h"
 #include "client/table.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/unknown_definition.h"
 
 namespace kiln::cli {
 
@@ -178,8 +179,10 @@ int RunRunsList(const Invocation& inv, Console& console) {
                        [&](const v1::DefinitionSummary& d) {
                          return d.name() == request.definition();
                        })) {
-        console.err << "kiln runs list: --definition: '" << request.definition()
-                    << "' is not registered on this node (kiln defs list shows those that are)\n";
+        std::vector<std::string> names;
+        for (const v1::DefinitionSummary& d : defs.definitions()) names.push_back(d.name());
+        console.err << "kiln runs list: --definition: "
+                    << UnknownDefinitionMessage(request.definition(), names) << "\n";
         return kExitUsage;
       }
     }

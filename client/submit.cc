@@ -1,4 +1,5 @@
 // kiln submit: evaluate a solution on a definition's workloads.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "client/evaluation.h"
 #include "client/inputs.h"
 #include "harness/model/solution_baseline.h"
+#include "harness/model/unknown_definition.h"
 
 namespace kiln::cli {
 
@@ -33,9 +35,28 @@ int PutDefinition(Connection& connection, const v1::Definition& def,
   v1::PutDefinitionResponse response;
   grpc::Status status = connection.stub().PutDefinition(&context, request, &response);
   if (!status.ok()) return connection.Fail(status, console);
-  console.err << "kiln: definition " << response.name() << " registered ("
-              << response.workload_count() << " workloads)\n";
+  if (response.unchanged()) {
+    console.err << "kiln: definition " << response.name() << " unchanged ("
+                << response.workload_count() << " workloads)\n";
+  } else {
+    console.err << "kiln: definition " << response.name() << " registered ("
+                << response.workload_count() << " workloads)\n";
+  }
   return kExitOk;
+}
+
+// The names of the definitions registered on the harness; nullopt when it cannot be asked.
+std::optional<std::vector<std::string>> RegisteredNames(const Invocation& inv) {
+  Connection connection(inv);
+  grpc::ClientContext context;
+  connection.Prepare(&context, kDefaultCallTimeoutS);
+  v1::ListDefinitionsResponse defs;
+  if (!connection.stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &defs).ok()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (const v1::DefinitionSummary& d : defs.definitions()) names.push_back(d.name());
+  return names;
 }
 
 }  // namespace
@@ -67,6 +88,18 @@ int RunSubmit(const Invocation& inv, Console& console) {
     absl::StatusOr<v1::Solution> solution = LoadSolution(solution_path);
     if (!solution.ok()) return InputError(solution.status(), console);
     if (!solution->definition().empty() && solution->definition() != definition_name) {
+      // Which side is wrong: a --definition NAME the harness does not know is the typo.
+      if (!definition) {
+        std::optional<std::vector<std::string>> registered = RegisteredNames(inv);
+        if (registered && std::find(registered->begin(), registered->end(), definition_name) ==
+                              registered->end()) {
+          return InputError(
+              absl::NotFoundError(absl::StrCat(
+                  "--definition: ", UnknownDefinitionMessage(definition_name, *registered),
+                  "; ", solution_path, " solves '", solution->definition(), "'")),
+              console);
+        }
+      }
       return InputError(absl::InvalidArgumentError(absl::StrCat(
                             solution_path, ": solution.definition: '", solution->definition(),
                             "' does not match the definition '", definition_name, "'")),

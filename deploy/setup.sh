@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-dev openssl
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
   python3 python3-torch
+  chromium python3-pil
 )
 missing=()
 for p in "${packages[@]}"; do

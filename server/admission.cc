@@ -7,9 +7,21 @@
 #include "absl/strings/str_join.h"
 #include "harness/compile/python_toolchain.h"
 #include "harness/model/solution_baseline.h"
+#include "harness/model/unknown_definition.h"
 #include "server/definition_settings.h"
 
 namespace kiln {
+
+absl::Status UnknownDefinition(Archive& archive, const std::string& name,
+                               const std::string& field) {
+  std::vector<std::string> names;
+  if (absl::StatusOr<v1::ListDefinitionsResponse> list = archive.ListDefinitions(); list.ok()) {
+    for (const v1::DefinitionSummary& d : list->definitions()) names.push_back(d.name());
+  }
+  return absl::NotFoundError(
+      absl::StrCat(field.empty() ? "" : absl::StrCat(field, ": "),
+                   UnknownDefinitionMessage(name, names)));
+}
 
 namespace {
 
@@ -30,12 +42,10 @@ absl::StatusOr<std::string> DefinitionName(const v1::EvaluateRequest& request) {
   return named.empty() ? solution_def : named;
 }
 
-absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name) {
+absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name,
+                                                    const std::string& field) {
   auto def = DefinitionForRuns(archive, name);
-  if (absl::IsNotFound(def.status())) {
-    return absl::NotFoundError(
-        absl::StrCat("definition '", name, "' is not registered on this node"));
-  }
+  if (absl::IsNotFound(def.status())) return UnknownDefinition(archive, name, field);
   return def;
 }
 
@@ -227,12 +237,46 @@ absl::Status ValidateMode(const std::string& mode) {
       absl::StrCat("mode: '", mode, "' is not one of ", absl::StrJoin(TimingModeNames(), ", ")));
 }
 
+std::string CannotEvaluate(const v1::Definition& def, const AdmissionPolicy& policy) {
+  if (policy.backends == nullptr || policy.backends->empty()) return "this node has no backend";
+  std::vector<std::string> reasons;
+  for (const NodeBackend& backend : *policy.backends) {
+    absl::StatusOr<std::string> source = ChooseReference(def, backend, policy.python);
+    if (source.ok()) {
+      if (*source == kPythonReference) return "";
+      const std::string& language = def.native_reference().spec().language();
+      if (ReferenceBackendName(language, backend.name) == "host" ||
+          Contains(backend.languages, language)) {
+        return "";
+      }
+      reasons.push_back(absl::StrCat(backend.name, ": its native_reference (", language,
+                                     ") does not run there"));
+      continue;
+    }
+    if (!HasPythonReference(def)) {
+      reasons.push_back(absl::StrCat(backend.name, ": it has neither a native_reference nor a "
+                                                   "Python reference"));
+    } else {
+      reasons.push_back(absl::StrCat(backend.name, ": no native_reference, and its Python "
+                                                   "reference cannot run: ",
+                                     PythonUnavailable(def, backend, policy.python)));
+    }
+  }
+  return absl::StrJoin(reasons, "; ");
+}
+
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy) {
   AdmittedRun run;
+  // An unknown `definition` (a typo) is named as such before the solution is compared with it.
+  if (!request.definition().empty()) {
+    auto named = RegisteredDefinition(archive, request.definition(), "definition");
+    if (!named.ok()) return named.status();
+  }
   auto name = DefinitionName(request);
   if (!name.ok()) return name.status();
-  auto def = RegisteredDefinition(archive, *name);
+  auto def = RegisteredDefinition(archive, *name,
+                                  request.definition().empty() ? "solution.definition" : "definition");
   if (!def.ok()) return def.status();
   run.definition = *std::move(def);
 

@@ -58,6 +58,7 @@ struct AdmittedRun {
   std::string batch_id;
   std::shared_ptr<BatchReferences> batch;
   std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
+  std::string confirms;  // a confirmation run: the ranked run it evaluates again (Run.confirms)
 };
 
 // "official", "kernelbench", "robust".
@@ -73,6 +74,16 @@ absl::Status ValidateMode(const std::string& mode);
 // no workloads, a language its backend does not run, a Python or Triton solution the node's
 // Python cannot run, a torch baseline without torch, a solution baseline in a language the
 // run's backend does not run).
+// NOT_FOUND "FIELD: unknown definition 'X' (registered on this node: ...)": one wording for an
+// unregistered definition name wherever one is taken.
+absl::Status UnknownDefinition(Archive& archive, const std::string& name,
+                               const std::string& field);
+
+// Why no run of `def` can be evaluated on this node: per backend, why neither its native
+// reference nor its Python reference runs there ("host: ...; cuda: ..."); "" when some backend
+// can compute its reference.
+std::string CannotEvaluate(const v1::Definition& def, const AdmissionPolicy& policy);
+
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy);
 

@@ -82,6 +82,7 @@ absl::Status Evaluation::Create() {
   *run_.mutable_solution() = s;
   run_.set_principal(admitted_.principal.empty() ? "local" : admitted_.principal);
   run_.set_registered_workloads(admitted_.registered_workloads);
+  run_.set_confirms(admitted_.confirms);
   for (const std::string& b : admitted_.baselines) run_.add_baselines(b);
   if (absl::Status created = node_.archive->CreateRun(run_); !created.ok()) return created;
   run_.clear_solution();  // archived; the sources are not needed again

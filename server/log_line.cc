@@ -54,7 +54,10 @@ std::string FormatLogLine(absl::Time at, const std::string& event,
   std::string line = absl::StrCat(
       "ts=", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone()), " level=info");
   if (!event.empty()) absl::StrAppend(&line, " event=", Quoted(event));
-  for (const auto& [key, value] : fields) absl::StrAppend(&line, " ", key, "=", Quoted(value));
+  // A field without a value says nothing (reason="" on every PASSED run): it is left out.
+  for (const auto& [key, value] : fields) {
+    if (!value.empty()) absl::StrAppend(&line, " ", key, "=", Quoted(value));
+  }
   return line;
 }
 

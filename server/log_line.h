@@ -24,7 +24,8 @@ void LogEvent(bool quiet, const std::string& event, const std::vector<LogField>&
 // A free-form message: "... level=info msg=\"<line>\"".
 void LogLine(bool quiet, absl::string_view line);
 
-// The text of one line (without the newline); `event` empty leaves out the event field.
+// The text of one line (without the newline); `event` empty leaves out the event field, and a
+// field whose value is empty is left out too.
 std::string FormatLogLine(absl::Time at, const std::string& event,
                           const std::vector<LogField>& fields);
 

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "harness/common/sha256.h"
 #include "harness/model/dtype.h"
@@ -315,6 +316,15 @@ OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& work
         }
       }
     }
+  }
+  // The reason names the first failing comparison; the trace's error figures cover them all.
+  // Where they differ the reason says both, so that no reader sees two "max abs" that disagree.
+  if (verdict.status == v1::INCORRECT_NUMERICAL &&
+      (trials > 1 || def.outputs_size() > 1 || !reference.result->rechecks().empty())) {
+    absl::StrAppendFormat(&verdict.reason,
+                          "; over every trial and output compared: max abs %.3g, max rel %.3g "
+                          "(the trace's correctness figures)",
+                          verdict.max_abs_error, verdict.max_rel_error);
   }
   return verdict;
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "harness/definitions/builtins.h"
 #include "harness/model/validate.h"
 #include "server/batch_references.h"
@@ -23,6 +24,23 @@
 namespace kiln {
 
 namespace {
+
+// Whether `def` is registered with exactly these workloads (in this order) already.
+bool SameAsRegistered(Archive& archive, const v1::Definition& def,
+                      const std::vector<v1::Workload>& workloads) {
+  absl::StatusOr<v1::Definition> stored = archive.GetDefinition(def.name());
+  if (!stored.ok() || !google::protobuf::util::MessageDifferencer::Equals(*stored, def)) {
+    return false;
+  }
+  absl::StatusOr<std::vector<v1::Workload>> registered = archive.GetWorkloads(def.name());
+  if (!registered.ok() || registered->size() != workloads.size()) return false;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    if (!google::protobuf::util::MessageDifferencer::Equals((*registered)[i], workloads[i])) {
+      return false;
+    }
+  }
+  return true;
+}
 
 constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
@@ -114,30 +132,43 @@ absl::Status HarnessService::StartBatch(const Principal& caller,
                                         const v1::EvaluateBatchRequest& request,
                                         EvaluateReactor* reactor) {
   constexpr int kMaxBatch = 64;
-  if (request.solutions().empty()) {
-    return absl::InvalidArgumentError("solutions: a batch needs at least one solution");
-  }
-  if (request.solutions_size() > kMaxBatch) {
-    return absl::InvalidArgumentError(absl::StrCat("solutions: ", request.solutions_size(),
-                                                   " solutions, at most ", kMaxBatch,
-                                                   " in one batch"));
-  }
   if (request.request().has_solution()) {
     return absl::InvalidArgumentError(
         "request.solution: must be empty in a batch (the solutions are in `solutions`)");
+  }
+  // A confirmation evaluates archived runs' solutions again; each run records which it confirms.
+  v1::EvaluateBatchRequest confirmation;
+  std::vector<std::string> confirms;
+  if (!request.confirm_runs().empty()) {
+    auto built = ConfirmationBatch(caller, request, &confirms);
+    if (!built.ok()) return built.status();
+    confirmation = *std::move(built);
+  }
+  const v1::EvaluateBatchRequest& batch = confirms.empty() ? request : confirmation;
+  if (batch.solutions().empty()) {
+    return absl::InvalidArgumentError("solutions: a batch needs at least one solution");
+  }
+  if (batch.solutions_size() > kMaxBatch) {
+    return absl::InvalidArgumentError(absl::StrCat("solutions: ", batch.solutions_size(),
+                                                   " solutions, at most ", kMaxBatch,
+                                                   " in one batch"));
   }
   Scheduler& scheduler = *context_.scheduler;
   if (!scheduler.admitting()) return absl::UnavailableError("draining");
   // Every solution is admitted before anything is reserved or created: a bad one changes nothing.
   std::vector<AdmittedRun> admitted;
-  for (int i = 0; i < request.solutions_size(); ++i) {
-    v1::EvaluateRequest one = request.request();
-    *one.mutable_solution() = request.solutions(i);
+  for (int i = 0; i < batch.solutions_size(); ++i) {
+    v1::EvaluateRequest one = batch.request();
+    *one.mutable_solution() = batch.solutions(i);
     auto run = AdmitRequest(one, *context_.node->archive, context_.admission);
     if (!run.ok()) {
+      const std::string where = confirms.empty()
+                                    ? absl::StrCat("solutions[", i, "]")
+                                    : absl::StrCat("confirm_runs[", i, "] (", confirms[i], ")");
       return absl::Status(run.status().code(),
-                          absl::StrCat("solutions[", i, "]: ", run.status().message()));
+                          absl::StrCat(where, ": ", run.status().message()));
     }
+    if (!confirms.empty()) run->confirms = confirms[static_cast<size_t>(i)];
     admitted.push_back(*std::move(run));
   }
   int reserved = 0;
@@ -165,8 +196,9 @@ absl::Status HarnessService::StartBatch(const Principal& caller,
   LogEvent(context_.node->quiet, "batch_admitted",
            {{"batch_id", batch_id},
             {"principal", caller.name},
-            {"definition", request.request().definition()},
-            {"runs", absl::StrCat(admitted.size())}});
+            {"definition", batch.request().definition()},
+            {"runs", absl::StrCat(admitted.size())},
+            {"confirmation", confirms.empty() ? "no" : "yes"}});
   std::vector<std::shared_ptr<Evaluation>> runs;
   for (AdmittedRun& run : admitted) {
     run.principal = caller.name;
@@ -246,6 +278,59 @@ class DetachedSink final : public EventSink {
 
 }  // namespace
 
+absl::StatusOr<v1::EvaluateBatchRequest> HarnessService::ConfirmationBatch(
+    const Principal& caller, const v1::EvaluateBatchRequest& request,
+    std::vector<std::string>* confirms) {
+  // Re-measuring other teams' runs reads their sources: operators only.
+  if (absl::Status s = RequireOperator(caller, "confirming ranked runs"); !s.ok()) return s;
+  if (!request.solutions().empty()) {
+    return absl::InvalidArgumentError(
+        "solutions: must be empty with confirm_runs (the runs' own solutions are evaluated)");
+  }
+  const v1::EvaluateRequest& shared = request.request();
+  if (!shared.workloads().empty()) {
+    return absl::InvalidArgumentError(
+        "request.workloads: must be empty with confirm_runs (ranked runs ran on the registered "
+        "workloads, and so does their confirmation)");
+  }
+  if (shared.definition().empty()) {
+    return absl::InvalidArgumentError("request.definition: required");
+  }
+  v1::EvaluateBatchRequest batch;
+  *batch.mutable_request() = shared;
+  std::string mode = shared.mode();
+  for (int i = 0; i < request.confirm_runs_size(); ++i) {
+    const std::string field = absl::StrCat("confirm_runs[", i, "]");
+    auto run = ReadRun(caller, request.confirm_runs(i), /*include_sources=*/true, field);
+    if (!run.ok()) return run.status();
+    if (run->definition() != shared.definition()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": run '", run->run_id(),
+                                                     "' is of definition '", run->definition(),
+                                                     "', not '", shared.definition(), "'"));
+    }
+    if (std::string why = NotRankable(*run); !why.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(field, ": run '", run->run_id(), "' is not ranked: ", why));
+    }
+    if (mode.empty()) mode = run->mode();
+    if (run->mode() != mode) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": run '", run->run_id(),
+                                                     "' was timed in mode ", run->mode(),
+                                                     ", the confirmation in ", mode));
+    }
+    for (const std::string& seen : *confirms) {
+      if (seen == run->run_id()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": run '", run->run_id(), "' is named twice"));
+      }
+    }
+    confirms->push_back(run->run_id());
+    *batch.add_solutions() = run->solution();
+  }
+  batch.mutable_request()->set_mode(mode);
+  return batch;
+}
+
 absl::StatusOr<std::string> HarnessService::StartReferenceCheck(const Principal& caller,
                                                                 const v1::Definition& def,
                                                                 const v1::Workload& workload) {
@@ -286,9 +371,18 @@ grpc::ServerUnaryReactor* HarnessService::GetRun(grpc::CallbackServerContext* ct
 
 absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
                                       v1::Run* response) {
-  if (request.run_id().empty()) return absl::InvalidArgumentError("run_id: required");
-  std::string run_id = request.run_id();
-  auto run = context_.node->archive->GetRun(run_id, request.include_sources());
+  auto run = ReadRun(caller, request.run_id(), request.include_sources(), "run_id");
+  if (!run.ok()) return run.status();
+  *response = *std::move(run);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Run> HarnessService::ReadRun(const Principal& caller,
+                                                const std::string& fragment,
+                                                bool include_sources, const std::string& field) {
+  if (fragment.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+  std::string run_id = fragment;
+  auto run = context_.node->archive->GetRun(run_id, include_sources);
   if (absl::IsNotFound(run.status())) {
     // Not a whole id: the start of one, or its random part (the 8 characters progress lines
     // show). Only runs the caller may see are candidates, so an ambiguity names none of others'.
@@ -300,7 +394,7 @@ absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunR
     }
     if (matches.size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "run_id: '", run_id, "' is the start or end of ", matches.size() >= 64 ? "64 or more" : "",
+          field, ": '", run_id, "' is the start or end of ", matches.size() >= 64 ? "64 or more" : "",
           matches.size() >= 64 ? "" : absl::StrCat(matches.size()), " runs (",
           absl::StrJoin(std::vector<std::string>(matches.begin(),
                                                  matches.begin() + std::min<size_t>(5, matches.size())),
@@ -309,7 +403,7 @@ absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunR
     }
     if (matches.size() == 1) {
       run_id = matches.front();
-      run = context_.node->archive->GetRun(run_id, request.include_sources());
+      run = context_.node->archive->GetRun(run_id, include_sources);
     }
   }
   if (!run.ok()) return run.status();
@@ -317,8 +411,7 @@ absl::Status HarnessService::DoGetRun(const Principal& caller, const v1::GetRunR
   if (absl::Status s = CheckRunAccess(caller, run_id, run->principal()); !s.ok()) {
     return s;
   }
-  *response = *std::move(run);
-  return absl::OkStatus();
+  return run;
 }
 
 grpc::ServerUnaryReactor* HarnessService::ListRuns(grpc::CallbackServerContext* ctx,
@@ -397,6 +490,10 @@ grpc::ServerUnaryReactor* HarnessService::ListDefinitions(grpc::CallbackServerCo
   auto list = context_.node->archive->ListDefinitions();
   if (!list.ok()) return Reply(ctx, list.status());
   *response = *std::move(list);
+  for (v1::DefinitionSummary& summary : *response->mutable_definitions()) {
+    auto def = context_.node->archive->GetDefinition(summary.name());
+    if (def.ok()) summary.set_cannot_evaluate(CannotEvaluate(*def, context_.admission));
+  }
   return Reply(ctx, absl::OkStatus());
 }
 
@@ -449,16 +546,35 @@ absl::Status HarnessService::DoPutDefinition(const Principal& caller,
       }
     }
   }
+  // A definition no backend here can compute the reference of would fail every run: refused
+  // unless the caller registers it knowingly (a dataset staged on a node without torch).
+  const std::string cannot = CannotEvaluate(def, context_.admission);
+  if (!cannot.empty() && !request.allow_unevaluable()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "definition '", def.name(), "' cannot be evaluated on this node (", cannot,
+        "); give it a native_reference, register it on a node that runs its reference, or "
+        "register it anyway with allow_unevaluable (kiln defs add --allow-unevaluable)"));
+  }
+  response->set_name(def.name());
+  response->set_workload_count(static_cast<int32_t>(workloads.size()));
+  response->set_cannot_evaluate(cannot);
+  // Registering the same definition and workloads again (each `kiln submit --definition FILE`
+  // does) writes nothing and starts no second reference check.
+  if (SameAsRegistered(*context_.node->archive, def, workloads)) {
+    response->set_unchanged(true);
+    response->set_reference_check_note("unchanged since it was registered");
+    return absl::OkStatus();
+  }
   if (absl::Status s = context_.node->archive->PutDefinition(def, workloads, /*builtin=*/false);
       !s.ok()) {
     return s;
   }
-  response->set_name(def.name());
-  response->set_workload_count(static_cast<int32_t>(workloads.size()));
   // integrity.degenerate_definition: the reference's outputs are checked as soon as the
   // definition is added, not only when the first candidate runs.
   if (!context_.check_references) {
     response->set_reference_check_note("this harness runs with --check-references=false");
+  } else if (!cannot.empty()) {
+    response->set_reference_check_note("it cannot be evaluated on this node");
   } else if (!def.has_native_reference()) {
     response->set_reference_check_note("no native reference to check");
   } else if (workloads.empty()) {
@@ -494,40 +610,6 @@ absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
   DescribeLanguages(context_.facts,
                     context_.node->python != nullptr ? &context_.node->python->Get() : nullptr,
                     response);
-  return absl::OkStatus();
-}
-
-grpc::ServerUnaryReactor* HarnessService::GetLeaderboard(grpc::CallbackServerContext* ctx,
-                                                         const v1::LeaderboardRequest* request,
-                                                         v1::Leaderboard* response) {
-  absl::StatusOr<Principal> caller = Caller(ctx);
-  if (!caller.ok()) return Reply(ctx, caller.status());
-  return Reply(ctx, DoGetLeaderboard(*caller, *request, response));
-}
-
-absl::Status HarnessService::DoGetLeaderboard(const Principal& caller,
-                                              const v1::LeaderboardRequest& request,
-                                              v1::Leaderboard* response) {
-  if (!MaySeeOthersScores(caller)) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("leaderboards show other principals' scores; agent '", caller.name,
-                     "' reads its own runs only"));
-  }
-  if (request.definition().empty()) return absl::InvalidArgumentError("definition: required");
-  if (auto def = context_.node->archive->GetDefinition(request.definition()); !def.ok()) {
-    return def.status();
-  }
-  const std::string mode =
-      request.mode().empty() ? context_.admission.default_mode : request.mode();
-  if (absl::Status s = ValidateMode(mode); !s.ok()) return s;
-  auto entries = context_.node->archive->Leaderboard(request.definition(), mode);
-  if (!entries.ok()) return entries.status();
-  response->set_definition(request.definition());
-  response->set_mode(mode);
-  for (v1::LeaderboardEntry& e : *entries) {
-    if (e.principal() == kHarnessPrincipal) continue;  // the definition's own reference check
-    *response->add_entries() = std::move(e);
-  }
   return absl::OkStatus();
 }
 

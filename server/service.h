@@ -67,6 +67,9 @@ class HarnessService final : public v1::Harness::CallbackService {
   grpc::ServerUnaryReactor* GetLeaderboard(grpc::CallbackServerContext* ctx,
                                            const v1::LeaderboardRequest* request,
                                            v1::Leaderboard* response) override;
+  grpc::ServerUnaryReactor* DesignateRun(grpc::CallbackServerContext* ctx,
+                                         const v1::DesignateRunRequest* request,
+                                         v1::DesignateRunResponse* response) override;
   // Operators only, like PutDefinition: blobs are shared by every workload on the node.
   grpc::ServerReadReactor<v1::PutBlobChunk>* PutBlob(grpc::CallbackServerContext* ctx,
                                                      v1::PutBlobResponse* response) override;
@@ -98,9 +101,19 @@ class HarnessService final : public v1::Harness::CallbackService {
   // Every solution of the batch admitted, reserved and within quota, or none; then the runs.
   absl::Status StartBatch(const Principal& caller, const v1::EvaluateBatchRequest& request,
                           EvaluateReactor* reactor);
+  // The batch that evaluates again the solutions of request.confirm_runs (operators only, runs
+  // that rank on the definition, one mode), and in `confirms` the whole id of each.
+  absl::StatusOr<v1::EvaluateBatchRequest> ConfirmationBatch(
+      const Principal& caller, const v1::EvaluateBatchRequest& request,
+      std::vector<std::string>* confirms);
 
   absl::Status DoGetRun(const Principal& caller, const v1::GetRunRequest& request,
                         v1::Run* response);
+  // The run `fragment` names (a whole id, its start or its random part) if the caller may see
+  // it; an ambiguous fragment is INVALID_ARGUMENT naming `field` and up to 5 of the caller's
+  // runs it matches.
+  absl::StatusOr<v1::Run> ReadRun(const Principal& caller, const std::string& fragment,
+                                  bool include_sources, const std::string& field);
   absl::Status DoListRuns(const Principal& caller, const v1::ListRunsRequest& request,
                           v1::ListRunsResponse* response);
   absl::Status DoGetArtifact(const Principal& caller, const v1::GetArtifactRequest& request,
@@ -114,8 +127,13 @@ class HarnessService final : public v1::Harness::CallbackService {
   absl::Status DoPutDefinition(const Principal& caller, const v1::PutDefinitionRequest& request,
                                v1::PutDefinitionResponse* response);
   absl::Status DoGetNodeInfo(v1::NodeInfo* response);
+  // service_leaderboard.cc
   absl::Status DoGetLeaderboard(const Principal& caller, const v1::LeaderboardRequest& request,
                                 v1::Leaderboard* response);
+  absl::Status DoDesignateRun(const Principal& caller, const v1::DesignateRunRequest& request,
+                              v1::DesignateRunResponse* response);
+  // Why `run` cannot be ranked on its definition's leaderboard ("" when it can).
+  static std::string NotRankable(const v1::Run& run);
   absl::Status DoSetDefinitionSettings(const Principal& caller,
                                        const v1::SetDefinitionSettingsRequest& request,
                                        v1::DefinitionDetail* response);

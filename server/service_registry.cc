@@ -21,6 +21,9 @@ grpc::ServerUnaryReactor* HarnessService::GetDefinition(grpc::CallbackServerCont
   if (request->name().empty()) return Reply(ctx, absl::InvalidArgumentError("name: required"));
   absl::StatusOr<v1::DefinitionDetail> detail =
       DescribeDefinition(*context_.node->archive, request->name());
+  if (absl::IsNotFound(detail.status())) {
+    return Reply(ctx, UnknownDefinition(*context_.node->archive, request->name(), "name"));
+  }
   if (!detail.ok()) return Reply(ctx, detail.status());
   *response = *std::move(detail);
   return Reply(ctx, absl::OkStatus());
@@ -47,6 +50,9 @@ absl::Status HarnessService::DoSetDefinitionSettings(
   }
   absl::StatusOr<v1::DefinitionSettings> stored = context_.node->archive->UpdateDefinitionSettings(
       request.definition(), request.settings(), request.reset());
+  if (absl::IsNotFound(stored.status())) {
+    return UnknownDefinition(*context_.node->archive, request.definition(), "definition");
+  }
   if (!stored.ok()) return stored.status();
   LogEvent(context_.node->quiet, "definition_settings",
            {{"definition", request.definition()},
@@ -82,9 +88,8 @@ absl::Status HarnessService::DoPutSolution(const Principal& caller,
   }
   absl::StatusOr<v1::Definition> def = context_.node->archive->GetDefinition(solution.definition());
   if (absl::IsNotFound(def.status())) {
-    return absl::NotFoundError(absl::StrCat("solution.definition: definition '",
-                                            solution.definition(),
-                                            "' is not registered on this node"));
+    return UnknownDefinition(*context_.node->archive, solution.definition(),
+                             "solution.definition");
   }
   if (!def.ok()) return def.status();
   // As a submitted solution is admitted: relative paths, sizes, entry point, known language.

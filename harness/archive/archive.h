@@ -72,10 +72,24 @@ class Archive {
   // Newest first. Uses indexes on (created), (definition, created), (status, created).
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const RunFilter& filter);
   absl::StatusOr<int64_t> CountRuns();
-  // The best PASSED run of each principal on `definition` in `mode`, among runs evaluated on the
-  // registered workloads; fastest first (ties: earlier first).
+  // One run of each principal on `definition` in `mode`, among the finished runs evaluated on
+  // the registered workloads that are not confirmation runs. Rule "best": the PASSED run of
+  // lowest mean latency (ties: earlier first). Rule "latest": the principal's designated run,
+  // else its newest finished one, whatever its verdict. Fills the run columns of each entry
+  // (score and its interval are the caller's, from the traces); order: by mean latency.
   absl::StatusOr<std::vector<v1::LeaderboardEntry>> Leaderboard(const std::string& definition,
-                                                                const std::string& mode);
+                                                                const std::string& mode,
+                                                                const std::string& rule);
+  // Makes `run_id` the designated run of (principal, definition, mode); returns the run it
+  // replaced ("" when none). The caller checks that the run may be ranked.
+  absl::StatusOr<std::string> SetDesignatedRun(const std::string& principal,
+                                               const std::string& definition,
+                                               const std::string& mode,
+                                               const std::string& run_id);
+  // Removes it; returns the run that was designated ("" when none).
+  absl::StatusOr<std::string> ClearDesignatedRun(const std::string& principal,
+                                                 const std::string& definition,
+                                                 const std::string& mode);
 
   // Content-addressed blobs. Put returns the sha256; identical content is stored once.
   absl::StatusOr<std::string> PutArtifact(const std::string& run_id, const std::string& kind,

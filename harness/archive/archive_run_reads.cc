@@ -29,7 +29,10 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
                    "status, reason, mode, backend, created_ms, finished_ms, queued_s, "
                    "compile_s, verify_s, timing_s, compile_log_sha, compile_cache_hit, "
                    "solution_json, registered_workloads, device_index, device_name, "
-                   "device_pci_bus_id, baselines FROM runs WHERE run_id = ?1"));
+                   "device_pci_bus_id, baselines, confirms, EXISTS (SELECT 1 FROM designated_runs AS d "
+                   "WHERE d.run_id = runs.run_id AND d.principal = runs.principal AND "
+                   "d.definition = runs.definition AND d.mode = runs.mode) "
+                   "FROM runs WHERE run_id = ?1"));
   s.BindText(1, run_id);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("run '", run_id, "' not found"));
@@ -59,6 +62,8 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
   for (absl::string_view baseline : absl::StrSplit(s.ColumnText(23), '\n', absl::SkipEmpty())) {
     run.add_baselines(std::string(baseline));
   }
+  run.set_confirms(s.ColumnText(24));
+  run.set_designated(s.ColumnInt(25) != 0);
   ARCHIVE_ASSIGN_OR_RETURN(*run.mutable_solution(),
                            archive::SolutionFromStoredJson(s.ColumnText(18)));
   return compile_log_sha;

@@ -32,9 +32,9 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
           "INSERT INTO runs (run_id, definition, solution_name, solution_hash, author, "
           "principal, state, status, reason, mode, backend, created_ms, finished_ms, queued_s, "
           "compile_s, verify_s, timing_s, compile_cache_hit, solution_json, updated_ms, "
-          "registered_workloads, device_index, device_name, device_pci_bus_id, baselines) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-          "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"));
+          "registered_workloads, device_index, device_name, device_pci_bus_id, baselines, "
+          "confirms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+          "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"));
   s.BindText(1, run.run_id());
   s.BindText(2, FirstNonEmpty(run.definition(), run.solution().definition()));
   s.BindText(3, FirstNonEmpty(run.solution_name(), run.solution().name()));
@@ -60,6 +60,7 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
   s.BindText(23, run.device_name());
   s.BindText(24, run.device_pci_bus_id());
   s.BindText(25, absl::StrJoin(run.baselines(), "\n"));
+  s.BindText(26, run.confirms());
   return s.Run();
 }
 

@@ -20,10 +20,13 @@ absl::Status Invalid(absl::string_view path, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
 }
 
-std::string FormatBytes(int64_t bytes) {
-  constexpr std::array<absl::string_view, 6> kUnits = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  double value = static_cast<double>(bytes) / 1024;
+std::string FormatBytes(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
+
+std::string FormatBytes(double bytes) {
+  constexpr std::array<absl::string_view, 8> kUnits = {"KiB", "MiB", "GiB", "TiB",
+                                                       "PiB", "EiB", "ZiB", "YiB"};
+  if (bytes < 1024) return absl::StrCat(static_cast<int64_t>(bytes), " B");
+  double value = bytes / 1024;
   size_t unit = 0;
   while (value >= 1024 && unit + 1 < kUnits.size()) {
     value /= 1024;
@@ -242,8 +245,26 @@ absl::Status ValidateWorkload(const v1::Definition& def, const v1::Workload& w,
   absl::StatusOr<int64_t> bytes = WorkloadBytes(def, w);
   if (!bytes.ok()) return Invalid(where, bytes.status().message());
   if (*bytes > limits.max_workload_bytes) {
-    return Invalid(where, absl::StrCat("tensors need ", FormatBytes(*bytes), ", limit ",
-                                       FormatBytes(limits.max_workload_bytes)));
+    // The figure in floating point: byte counts past 2^63 saturate the exact sum.
+    return Invalid(where, absl::StrCat("tensors need ", FormatBytes(WorkloadBytesApprox(def, w)),
+                                       ", limit ", FormatBytes(limits.max_workload_bytes)));
+  }
+  // A workload whose every output is empty (an axis of 0 in each) computes nothing: a PASSED
+  // verdict on it would compare nothing and time nothing.
+  bool any_output = def.outputs().empty();
+  std::string empty_axes;
+  for (const v1::TensorSpec& t : def.outputs()) {
+    absl::StatusOr<std::vector<int64_t>> shape = ResolveShape(def, t, w);
+    if (!shape.ok()) return shape.status();
+    if (NumElements(*shape) > 0) any_output = true;
+  }
+  if (!any_output) {
+    for (const v1::AxisValue& a : w.axes()) {
+      if (a.value() == 0) absl::StrAppend(&empty_axes, empty_axes.empty() ? "" : ", ", a.name());
+    }
+    return Invalid(absl::StrCat(where, ".axes"),
+                   absl::StrCat("every output is empty (", empty_axes.empty() ? "an axis" : empty_axes,
+                                " = 0): there is nothing to compute, compare or time"));
   }
   return absl::OkStatus();
 }
@@ -283,6 +304,20 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n = SaturatingMul(n, d);
   return n;
+}
+
+double WorkloadBytesApprox(const v1::Definition& def, const v1::Workload& w) {
+  double total = 0;
+  for (const auto* list : {&def.inputs(), &def.outputs()}) {
+    for (const v1::TensorSpec& t : *list) {
+      absl::StatusOr<std::vector<int64_t>> shape = ResolveShape(def, t, w);
+      if (!shape.ok()) continue;
+      double n = 1;
+      for (int64_t d : *shape) n *= static_cast<double>(d);
+      total += n * DTypeBits(t.dtype()) / 8;
+    }
+  }
+  return total;
 }
 
 absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w) {

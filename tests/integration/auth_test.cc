@@ -151,6 +151,75 @@ TEST_CASE("teams submit and read their own runs, see only scores of others, and 
   Completed table = KilnAs(harness, kOps, {"leaderboard", "scale_add_f32"});
   CHECK(table.exit_code == 0);
   CHECK_THAT(table.out, Catch::Contains("team-red"));
+  CHECK_THAT(table.out, Catch::Contains("rule latest"));
+  CHECK_THAT(table.out, Catch::Contains("95% interval"));
+  // The score carries the noise of both latencies: low <= score <= high.
+  CHECK(entries[0]["score"].get<double>() > 0);
+  CHECK(entries[0]["score_ci95_low"].get<double>() <= entries[0]["score"].get<double>());
+  CHECK(entries[0]["score_ci95_high"].get<double>() >= entries[0]["score"].get<double>());
+  CHECK(entries[0]["status"] == "PASSED");
+
+  // A second submission is the team's latest: it counts, whether or not it was faster.
+  Completed again = Submit(harness, kRed);
+  REQUIRE(again.exit_code == 0);
+  const std::string second_id = json::parse(again.out)["run_id"];
+  auto board_run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"leaderboard", "scale_add_f32", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Completed c = KilnAs(harness, kBlue, args);
+    INFO(c.Describe());
+    REQUIRE(c.exit_code == 0);
+    json parsed = json::parse(c.out);
+    REQUIRE(parsed["entries"].size() == 1);
+    return parsed;
+  };
+  CHECK(board_run({})["entries"][0]["run_id"] == second_id);
+  CHECK(board_run({})["rule"] == "latest");
+  json best = board_run({"--best"});
+  CHECK(best["rule"] == "best");
+  CHECK(best["entries"][0]["passed_runs"] == 2);
+
+  // The team designates its first run (by the random part progress lines show): it counts.
+  Completed designate =
+      KilnAs(harness, kRed, {"runs", "designate", run_id.substr(run_id.size() - 8)});
+  INFO(designate.Describe());
+  REQUIRE(designate.exit_code == 0);
+  CHECK_THAT(designate.out, Catch::Contains("designated run"));
+  json designated = board_run({});
+  CHECK(designated["entries"][0]["run_id"] == run_id);
+  CHECK(designated["entries"][0]["designated"] == true);
+  // Another team cannot designate it, nor see that it exists.
+  Completed foreign = KilnAs(harness, kBlue, {"runs", "designate", run_id});
+  CHECK(foreign.exit_code == 2);
+  CHECK_THAT(foreign.err, Catch::Contains("PERMISSION_DENIED"));
+  Completed cleared = KilnAs(harness, kRed, {"runs", "undesignate", "scale_add_f32"});
+  INFO(cleared.Describe());
+  CHECK(cleared.exit_code == 0);
+  CHECK(board_run({})["entries"][0]["run_id"] == second_id);
+
+  // Confirmation: operators re-measure the top entries in one batch; the runs it makes record
+  // what they confirm and never rank.
+  Completed by_team_confirm =
+      KilnAs(harness, kBlue, {"leaderboard", "scale_add_f32", "--confirm", "1"});
+  CHECK(by_team_confirm.exit_code == 2);
+  CHECK_THAT(by_team_confirm.err, Catch::Contains("PERMISSION_DENIED"));
+  Completed confirm =
+      KilnAs(harness, kOps, {"leaderboard", "scale_add_f32", "--confirm", "1", "--json"});
+  INFO(confirm.Describe());
+  REQUIRE(confirm.exit_code == 0);
+  json confirmation = json::parse(confirm.out)["confirmation"];
+  REQUIRE(confirmation.size() == 1);
+  CHECK(confirmation[0]["principal"] == "team-red");
+  CHECK(confirmation[0]["ranked_run_id"] == second_id);
+  CHECK(confirmation[0]["status"] == "PASSED");
+  const std::string confirmation_id = confirmation[0]["run_id"];
+  CHECK(confirmation_id != second_id);
+  Completed shown = KilnAs(harness, kOps, {"runs", "show", confirmation_id, "--json"});
+  REQUIRE(shown.exit_code == 0);
+  CHECK(json::parse(shown.out)["confirms"] == second_id);
+  json after = board_run({});
+  CHECK(after["entries"][0]["principal"] == "team-red");
+  CHECK(after["entries"][0]["run_id"] == second_id);
 }
 
 TEST_CASE("over TLS the CLI needs the CA, and with mutual TLS a client certificate") {

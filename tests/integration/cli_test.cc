@@ -128,7 +128,8 @@ TEST_CASE("runs list names an unknown definition and a mistyped status instead o
   Completed unknown = SharedHarness().Kiln({"runs", "list", "--definition", "nosuch_def"});
   INFO(unknown.Describe());
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err.find("--definition: 'nosuch_def' is not registered on this node") !=
+  CHECK(unknown.err.find(
+            "--definition: unknown definition 'nosuch_def' (registered on this node:") !=
         std::string::npos);
   CHECK(unknown.out.find("no runs") == std::string::npos);
 
@@ -168,15 +169,62 @@ TEST_CASE("kiln-harness --help documents every flag it takes") {
   CHECK(checked >= 20);
 }
 
-TEST_CASE("kiln demo runs the built-in example end to end") {
-  Completed r = Kiln({"demo"}, 600);
+TEST_CASE("kiln demo runs the built-in example end to end and keeps its run to look at") {
+  ScratchDir dir;
+  Completed r = Kiln({"demo", "--data-dir", dir / "demo"}, 600);
   INFO(r.Describe());
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("kiln demo: embedded kiln-harness on 127.0.0.1:") != std::string::npos);
   CHECK(r.out.find(": PASSED (") != std::string::npos);
   std::smatch m;
   REQUIRE(std::regex_search(r.out, m, std::regex("\\(data in (\\S+)\\)")));
-  CHECK_FALSE(std::filesystem::exists(std::string(m[1])));  // the demo cleans up
+  CHECK(std::string(m[1]) == dir / "demo");
+  CHECK_THAT(r.out, Catch::Contains("--data-dir " + dir / "demo"));
+  CHECK_THAT(r.out, Catch::Contains("runs list"));
+  // The next step the demo names: a harness over its folder lists the demo's run.
+  HarnessInstance harness(dir / "demo");
+  Completed listed = harness.Kiln({"runs", "list", "--json"});
+  INFO(listed.Describe());
+  REQUIRE(listed.exit_code == 0);
+  const nlohmann::json runs = nlohmann::json::parse(listed.out)["runs"];
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["status"] == "PASSED");
+}
+
+TEST_CASE("a mistyped --definition is named as unknown, not blamed on the solution") {
+  Completed typo = SharedHarness().Kiln({"submit", "--definition", "scale_add_f3", "--solution",
+                                         DataPath("solutions/correct")});
+  INFO(typo.Describe());
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("--definition: unknown definition 'scale_add_f3' "
+                                       "(registered on this node:"));
+  CHECK_THAT(typo.err, Catch::Contains("solves 'scale_add_f32'"));
+  // Every command words it the same.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"leaderboard", "scale_add_f3"},
+                                             {"report", "scale_add_f3"},
+                                             {"defs", "show", "scale_add_f3"}}) {
+    Completed c = SharedHarness().Kiln(args);
+    INFO(c.Describe());
+    CHECK(c.exit_code == 2);
+    CHECK_THAT(c.err, Catch::Contains("unknown definition 'scale_add_f3' (registered on this node:"));
+  }
+}
+
+TEST_CASE("flags a command would not use are refused, not ignored") {
+  Completed demo = Kiln({"demo", "--server", "127.0.0.1:1"});
+  CHECK(demo.exit_code == 2);
+  CHECK_THAT(demo.err, Catch::Contains("kiln demo: --server: kiln demo starts its own harness"));
+  Completed campaign = Kiln({"campaign", "list", "--server", "127.0.0.1:1"});
+  CHECK(campaign.exit_code == 2);
+  CHECK_THAT(campaign.err, Catch::Contains("--controller HOST:PORT"));
+  Completed global = Kiln({"--controller", "127.0.0.1:1", "runs", "list"});
+  CHECK(global.exit_code == 2);
+  CHECK_THAT(global.err, Catch::Contains("only campaign commands talk to kiln-controller"));
+  // --controller before the command reaches the campaign command (nothing listens there).
+  Completed before = Kiln({"--controller", "127.0.0.1:1", "campaign", "list"});
+  CHECK(before.exit_code == 2);
+  CHECK_THAT(before.err, Catch::Contains("127.0.0.1:1"));
 }
 
 namespace kiln::testing {

@@ -74,7 +74,7 @@ std::map<std::string, json> TracesByUuid(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("kiln report scores the best PASSED run of each team on vector_add_f32") {
+TEST_CASE("kiln report scores each team's latest run, and with --best its best PASSED runs") {
   ScratchDir dir;
   HarnessInstance harness(dir / "data", {"--tokens", WriteTokens(dir), "--mode", "kernelbench"});
 
@@ -130,10 +130,27 @@ TEST_CASE("kiln report scores the best PASSED run of each team on vector_add_f32
   REQUIRE(best["team-blue"].size() == 1);
 
   const std::string svg_path = dir / "report.svg";
-  Completed report = KilnAs(harness, kOps, {"report", kDef, "--json", "--svg", svg_path});
+  // Rule latest (the default): team-red's latest run is the one that did not compile, so it
+  // counts, and team-red scores 0 there whatever its earlier run measured.
+  Completed latest = KilnAs(harness, kOps, {"report", kDef, "--json"});
+  INFO(latest.Describe());
+  REQUIRE(latest.exit_code == 0);
+  const json lj = json::parse(latest.out);
+  CHECK(lj["rule"] == "latest");
+  REQUIRE(lj["competitors"].size() == 2);
+  CHECK(lj["competitors"][0]["name"] == "team-blue");
+  CHECK(lj["competitors"][1]["name"] == "team-red");
+  CHECK(lj["competitors"][1]["score"].get<double>() == 0);
+  CHECK(lj["competitors"][1]["passed_workloads"] == 0);
+  CHECK(lj["competitors"][1]["runs"] == 2);
+
+  // Rule best: each team's best PASSED latency per workload over all its runs.
+  Completed report =
+      KilnAs(harness, kOps, {"report", kDef, "--json", "--svg", svg_path, "--best"});
   INFO(report.Describe());
   REQUIRE(report.exit_code == 0);
   const json j = json::parse(report.out);
+  CHECK(j["rule"] == "best");
   CHECK(j["definition"] == kDef);
   CHECK(j["ranked_runs"] == 3);
   REQUIRE(j["workloads"].size() == 2);

@@ -8,6 +8,8 @@
 
 using namespace kiln;
 using cli::WorkloadOutcome;
+using kiln::CrossesOne;
+using kiln::Interval;
 
 namespace {
 
@@ -109,11 +111,13 @@ TEST_CASE("fast_p counts speedups strictly above p over every workload") {
   CHECK(*cli::FastP({{true, 2.0}, {false, 0}}, 1.0) == Approx(0.5));
 }
 
-TEST_CASE("the best PASSED latency of a team wins across its runs") {
+TEST_CASE("rule best: the best PASSED latency of a team wins across its runs") {
   const std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0}),
                                      MakeRun("red-2", "team-red", {0.25, 4.0}),
                                      MakeRun("blue-1", "team-blue", {2.0, 0})};
-  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  cli::DefinitionReportOptions best = Options();
+  best.rule = cli::Rule::kBest;
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, best);
   REQUIRE(report.ok());
   REQUIRE(report->workloads.size() == 2);
   REQUIRE(report->competitors.size() == 2);
@@ -137,6 +141,72 @@ TEST_CASE("the best PASSED latency of a team wins across its runs") {
   CHECK(blue.workloads[1].run_id.empty());
   CHECK(*blue.score[kRef] == Approx(0.25));  // (0.5 + 0) / 2
   CHECK(*blue.fast_p[kRef][0] == Approx(0.5));
+}
+
+TEST_CASE("rule latest (the default): a team's designated run, else its newest, counts whole") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.0}),
+                               MakeRun("red-2", "team-red", {0.25, 4.0}),
+                               MakeRun("blue-1", "team-blue", {2.0, 0})};
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  CHECK(report->rule == cli::Rule::kLatest);
+  const cli::Competitor& red = Find(*report, "team-red");
+  CHECK(red.runs == 2);
+  CHECK(red.run_id == "red-2");
+  CHECK_FALSE(red.designated);
+  // red-2's own latencies, the slow one too: scores do not only go up with resubmission.
+  CHECK(red.workloads[0].best_latency_ms == 0.25);
+  CHECK(red.workloads[1].best_latency_ms == 4.0);
+  CHECK(*red.score[kRef] == Approx((4.0 + 0.5) / 2));
+  // Baselines still come from every ranked run.
+  CHECK(report->workloads[1].baselines[kRef].latency_ms == 2.0);
+
+  runs[0].set_designated(true);
+  report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const cli::Competitor& designated = Find(*report, "team-red");
+  CHECK(designated.run_id == "red-1");
+  CHECK(designated.designated);
+  CHECK(*designated.score[kRef] == Approx(2.0));  // 1.0 / 0.5 and 2.0 / 1.0
+  const std::string text = cli::DefinitionReportText(*report, "reference");
+  CHECK_THAT(text, Catch::Contains("rule latest"));
+  CHECK_THAT(text, Catch::Contains("(designated)"));
+  CHECK(cli::DefinitionReportJson(*report, "reference")["rule"] == "latest");
+}
+
+TEST_CASE("every speedup carries the 95% interval of both latencies, marked when it crosses 1x") {
+  std::vector<v1::Run> runs = {MakeRun("red-1", "team-red", {0.5, 1.9})};
+  auto set_ci = [](v1::TimingResult* t, double low, double high) {
+    t->set_ci95_low_ms(low);
+    t->set_ci95_high_ms(high);
+  };
+  // Workload 0: 2x with tight intervals. Workload 1: 2.0 / 1.9 = 1.05x with wide ones.
+  set_ci(runs[0].mutable_traces(0)->mutable_kiln()->mutable_timing(), 0.49, 0.51);
+  set_ci(runs[0].mutable_traces(0)->mutable_kiln()->mutable_reference_timing(), 0.98, 1.02);
+  set_ci(runs[0].mutable_traces(1)->mutable_kiln()->mutable_timing(), 1.7, 2.1);
+  set_ci(runs[0].mutable_traces(1)->mutable_kiln()->mutable_reference_timing(), 1.9, 2.1);
+  absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
+  REQUIRE(report.ok());
+  const cli::Competitor& red = report->competitors[0];
+  const Interval& tight = red.workloads[0].speedup_interval[kRef];
+  CHECK(tight.low == Approx(0.98 / 0.51));
+  CHECK(tight.high == Approx(1.02 / 0.49));
+  CHECK_FALSE(CrossesOne(tight));
+  const Interval& wide = red.workloads[1].speedup_interval[kRef];
+  CHECK(wide.low == Approx(1.9 / 2.1));
+  CHECK(wide.high == Approx(2.1 / 1.7));
+  CHECK(CrossesOne(wide));
+  CHECK(red.score_interval[kRef].low == Approx((0.98 / 0.51 + 1.9 / 2.1) / 2));
+  CHECK(red.score_interval[kRef].high == Approx((1.02 / 0.49 + 2.1 / 1.7) / 2));
+  const std::string text = cli::DefinitionReportText(*report, "reference");
+  CHECK_THAT(text, Catch::Contains("95% interval"));
+  CHECK_THAT(text, Catch::Contains("crosses 1x"));
+  const cli::Json json = cli::DefinitionReportJson(*report, "reference");
+  const cli::Json& w1 = json["competitors"][0]["workloads"][1]["speedup_ci95"]["reference"];
+  CHECK(w1["crosses_one"] == true);
+  CHECK(w1["low"] == Approx(1.9 / 2.1));
+  CHECK(json["competitors"][0]["workloads"][0]["speedup_ci95"]["reference"]["crosses_one"] ==
+        false);
 }
 
 TEST_CASE("a team with no PASSED workload scores 0 and fast_p 0, not unavailable") {
@@ -221,6 +291,8 @@ TEST_CASE("runs that are not ranked are left out and counted") {
   runs.push_back(MakeRun("cuda", "team-red", {0.01, 0.01}));
   runs.back().set_backend("cuda");
   runs.push_back(MakeRun("check", "kiln", {0.01, 0.01}));
+  runs.push_back(MakeRun("confirm", "ops", {0.01, 0.01}));
+  runs.back().set_confirms("red-1");
   absl::StatusOr<cli::DefinitionReport> report = cli::BuildDefinitionReport(runs, Options());
   REQUIRE(report.ok());
   CHECK(report->ranked_runs == 1);
@@ -232,6 +304,7 @@ TEST_CASE("runs that are not ranked are left out and counted") {
   CHECK(report->skipped.other_mode == 1);
   CHECK(report->skipped.other_backend == 1);
   CHECK(report->skipped.harness_checks == 1);
+  CHECK(report->skipped.confirmations == 1);
   REQUIRE(report->competitors.size() == 1);
   CHECK(report->competitors[0].workloads[0].best_latency_ms == 0.5);
 }

@@ -61,7 +61,9 @@ TEST_CASE("a well-formed definition and workload validate") {
   const v1::Definition def = FusedAddRmsNorm();
   CHECK(ValidateDefinition(def).ok());
   CHECK(ValidateWorkload(def, Batch(4), Limits{}).ok());
-  CHECK(ValidateWorkload(def, Batch(0), Limits{}).ok());
+  // A batch of 0 empties every output: nothing to compute, compare or time.
+  CheckInvalid(ValidateWorkload(def, Batch(0), Limits{}),
+               "workload.axes: every output is empty (batch_size = 0)");
 }
 
 TEST_CASE("definition errors start with the path of the field") {
@@ -249,6 +251,56 @@ TEST_CASE("axis values whose product overflows are refused, not wrapped") {
   REQUIRE(bytes.ok());
   CHECK(*bytes == INT64_MAX);
   CheckInvalid(ValidateWorkload(*def, w, Limits{}), "workload: tensors need ");
+}
+
+TEST_CASE("sizes past 8 EiB are reported as they are, not all as 8.0 EiB") {
+  absl::StatusOr<v1::Definition> def = ParseDefinitionJson(R"({
+    "name": "copy", "op_type": "copy", "axes": {"n": {"type": "var"}},
+    "inputs": {"x": {"shape": ["n"], "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["n"], "dtype": "float32"}}, "reference": ""})");
+  REQUIRE(def.ok());
+  auto message = [&](int64_t n) {
+    v1::Workload w;
+    v1::AxisValue* a = w.add_axes();
+    a->set_name("n");
+    a->set_value(n);
+    v1::WorkloadInput* x = w.add_inputs();
+    x->set_name("x");
+    x->set_kind(v1::WorkloadInput::RANDOM);
+    return std::string(ValidateWorkload(*def, w, Limits{}).message());
+  };
+  // 2 tensors x 4 bytes: 2^62 elements need 32 EiB, 2^63 - 1 elements 64 EiB.
+  CHECK(message(int64_t{1} << 62) == "workload: tensors need 32.0 EiB, limit 4.0 GiB");
+  CHECK(message(INT64_MAX) == "workload: tensors need 64.0 EiB, limit 4.0 GiB");
+  CHECK(message(int64_t{1} << 40) == "workload: tensors need 8.0 TiB, limit 4.0 GiB");
+}
+
+TEST_CASE("a workload whose every output is empty is refused; an empty input alone is not") {
+  absl::StatusOr<v1::Definition> def = ParseDefinitionJson(R"({
+    "name": "gather", "op_type": "gather",
+    "axes": {"n": {"type": "var"}, "pages": {"type": "var"}},
+    "inputs": {"x": {"shape": ["n"], "dtype": "float32"},
+               "cache": {"shape": ["pages"], "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["n"], "dtype": "float32"}}, "reference": ""})");
+  REQUIRE(def.ok());
+  auto workload = [](int64_t n, int64_t pages) {
+    v1::Workload w;
+    for (const auto& [name, value] : {std::pair{"n", n}, std::pair{"pages", pages}}) {
+      v1::AxisValue* a = w.add_axes();
+      a->set_name(name);
+      a->set_value(value);
+    }
+    for (const char* input : {"x", "cache"}) {
+      v1::WorkloadInput* in = w.add_inputs();
+      in->set_name(input);
+      in->set_kind(v1::WorkloadInput::RANDOM);
+    }
+    return w;
+  };
+  CheckInvalid(ValidateWorkload(*def, workload(0, 4), Limits{}, "workloads[1]"),
+               "workloads[1].axes: every output is empty (n = 0): there is nothing to compute");
+  // flashinfer-trace has workloads with num_pages = 0 beside non-empty outputs: valid.
+  CHECK(ValidateWorkload(*def, workload(16, 0), Limits{}).ok());
 }
 
 TEST_CASE("shapes resolve const and var axes in order") {

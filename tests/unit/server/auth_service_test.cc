@@ -116,6 +116,9 @@ std::map<std::string, grpc::StatusCode> EveryRpc(v1::Harness::Stub& stub,
   v1::ListSolutionsResponse solutions;
   codes["ListSolutions"] =
       stub.ListSolutions(As(token).get(), v1::ListSolutionsRequest(), &solutions).error_code();
+  v1::DesignateRunResponse designated;
+  codes["DesignateRun"] =
+      stub.DesignateRun(As(token).get(), v1::DesignateRunRequest(), &designated).error_code();
   return codes;
 }
 
@@ -124,7 +127,7 @@ TEST_CASE("every RPC refuses a call without a token or with an unknown one") {
   for (const std::string& token : {std::string(), std::string("not-a-token")}) {
     INFO("token '" << token << "'");
     auto codes = EveryRpc(node.stub(), token);
-    REQUIRE(codes.size() == 12);
+    REQUIRE(codes.size() == 13);
     for (const auto& [rpc, code] : codes) {
       INFO(rpc);
       CHECK(code == grpc::StatusCode::UNAUTHENTICATED);
@@ -150,7 +153,9 @@ TEST_CASE("each role reaches the RPCs its role allows") {
                                          {"GetDefinition", C::OK},
                                          {"SetDefinitionSettings", C::PERMISSION_DENIED},
                                          {"PutSolution", C::PERMISSION_DENIED},
-                                         {"ListSolutions", C::OK}};
+                                         {"ListSolutions", C::OK},
+                                         // allowed (a principal's own runs); no run_id given
+                                         {"DesignateRun", C::INVALID_ARGUMENT}};
   std::map<std::string, C> agent = team;
   agent["GetLeaderboard"] = C::PERMISSION_DENIED;
   std::map<std::string, C> ops = team;

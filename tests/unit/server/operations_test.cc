@@ -112,6 +112,10 @@ TEST_CASE("log lines are logfmt with the event and quoted values") {
   CHECK(line ==
         "ts=1970-01-01T00:00:00.000Z level=info event=run_finished run_id=r-1 "
         "reason=\"bad \\\"x\\\"=1\\nnext\"");
+  // A PASSED run has no reason: no empty reason="" on its line.
+  CHECK(FormatLogLine(absl::FromUnixSeconds(0), "run_finished",
+                      {{"run_id", "r-2"}, {"status", "PASSED"}, {"reason", ""}}) ==
+        "ts=1970-01-01T00:00:00.000Z level=info event=run_finished run_id=r-2 status=PASSED");
 }
 
 TEST_CASE("only loopback addresses count as loopback") {

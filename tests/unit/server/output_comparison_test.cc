@@ -103,6 +103,23 @@ TEST_CASE("a wrong value is INCORRECT_NUMERICAL naming the output and the trial"
   CHECK(v.max_abs_error == Approx(27));
 }
 
+TEST_CASE("over several trials the reason gives the figures the trace carries, not trial 0's") {
+  JobFolders dirs;
+  v1::WorkerResult ref, cand;
+  JobFolders::AddOutput(ref, dirs.ref() + "/y0", 0, {1, 2, 3, 4});
+  JobFolders::AddOutput(ref, dirs.ref() + "/y1", 1, {1, 2, 3, 4});
+  JobFolders::AddOutput(cand, dirs.cand() + "/y0", 0, {1, 2, 30, 4});   // abs error 27
+  JobFolders::AddOutput(cand, dirs.cand() + "/y1", 1, {1, 2, 3, 104});  // abs error 100
+  OutputVerdict v = CompareOutputs(VectorDefinition(), VectorWorkload(4), 2, {&ref, dirs.ref()},
+                                   {&cand, dirs.cand()});
+  CHECK(v.status == v1::INCORRECT_NUMERICAL);
+  CHECK(v.max_abs_error == Approx(100));
+  // The first failure is trial 0's (max abs 27); the reason also gives the workload's 100.
+  CHECK_THAT(v.reason, Catch::Contains("output 'y' trial 0"));
+  CHECK_THAT(v.reason, Catch::Contains("max abs 27"));
+  CHECK_THAT(v.reason, Catch::Contains("over every trial and output compared: max abs 100"));
+}
+
 TEST_CASE("an output file of the wrong size is INCORRECT_SHAPE") {
   JobFolders dirs;
   v1::WorkerResult ref, cand;

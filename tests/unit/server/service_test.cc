@@ -110,14 +110,42 @@ TEST_CASE("an unavailable backend is refused by name") {
                 "backend 'level_zero' is not available on this node");
 }
 
-TEST_CASE("a definition without a native reference cannot be evaluated here") {
+TEST_CASE("a definition no backend here can compute the reference of is refused, or registered "
+          "knowingly and listed as not evaluable") {
   TestNode node;
   v1::PutDefinitionRequest put;
   *put.mutable_definition() = ScaledCopyDefinition("python_only");
   *put.add_workloads() = ScaledCopyWorkload("w0", 16);
+  {
+    v1::PutDefinitionResponse refused;
+    grpc::ClientContext ctx;
+    grpc::Status status = node.stub().PutDefinition(&ctx, put, &refused);
+    CHECK(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK_THAT(status.error_message(),
+               Catch::Contains("definition 'python_only' cannot be evaluated on this node (host: "
+                               "no native_reference, and its Python reference cannot run"));
+    CHECK_THAT(status.error_message(), Catch::Contains("allow_unevaluable"));
+    // Nothing changed: the name is still unknown.
+    v1::GetDefinitionRequest get;
+    get.set_name("python_only");
+    v1::DefinitionDetail detail;
+    grpc::ClientContext get_ctx;
+    CHECK(node.stub().GetDefinition(&get_ctx, get, &detail).error_code() ==
+          grpc::StatusCode::NOT_FOUND);
+  }
+  put.set_allow_unevaluable(true);
   v1::PutDefinitionResponse put_response;
   grpc::ClientContext put_ctx;
   REQUIRE(node.stub().PutDefinition(&put_ctx, put, &put_response).ok());
+  CHECK_THAT(put_response.cannot_evaluate(), Catch::Contains("host: no native_reference"));
+  CHECK(put_response.reference_check_run_id().empty());
+  grpc::ClientContext list_ctx;
+  v1::ListDefinitionsResponse list;
+  REQUIRE(node.stub().ListDefinitions(&list_ctx, v1::ListDefinitionsRequest(), &list).ok());
+  for (const v1::DefinitionSummary& d : list.definitions()) {
+    INFO(d.name());
+    CHECK(d.cannot_evaluate().empty() == (d.name() != "python_only"));
+  }
   v1::EvaluateRequest request = GoodRequest();
   request.set_definition("python_only");
   request.mutable_solution()->set_definition("python_only");
@@ -131,6 +159,7 @@ TEST_CASE("PutDefinition registers a definition that ListDefinitions then shows"
   *put.mutable_definition() = ScaledCopyDefinition("copy_f32");
   *put.add_workloads() = ScaledCopyWorkload("w0", 16);
   *put.add_workloads() = ScaledCopyWorkload("w1", 32);
+  put.set_allow_unevaluable(true);  // a Python reference on a host-only node
   grpc::ClientContext ctx;
   v1::PutDefinitionResponse response;
   grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
@@ -166,6 +195,7 @@ TEST_CASE("re-registering a definition without workloads keeps the workloads it 
   *put.mutable_definition() = ScaledCopyDefinition("copy_f32");
   *put.add_workloads() = ScaledCopyWorkload("w0", 16);
   *put.add_workloads() = ScaledCopyWorkload("w1", 32);
+  put.set_allow_unevaluable(true);
   {
     grpc::ClientContext ctx;
     v1::PutDefinitionResponse response;
@@ -176,6 +206,43 @@ TEST_CASE("re-registering a definition without workloads keeps the workloads it 
   v1::PutDefinitionResponse response;
   REQUIRE(node.stub().PutDefinition(&ctx, put, &response).ok());
   CHECK(response.workload_count() == 2);
+}
+
+TEST_CASE("registering the same definition again changes nothing and starts no second check") {
+  TestNode node;
+  // The built-in vector add under another name: a native (C++) reference the host checks.
+  v1::GetDefinitionRequest get;
+  get.set_name("vector_add_f32");
+  v1::DefinitionDetail builtin;
+  grpc::ClientContext get_ctx;
+  REQUIRE(node.stub().GetDefinition(&get_ctx, get, &builtin).ok());
+  v1::PutDefinitionRequest put;
+  *put.mutable_definition() = builtin.definition();
+  put.mutable_definition()->set_name("my_add");
+  put.mutable_definition()->mutable_native_reference()->set_definition("my_add");
+  *put.add_workloads() = testing::VectorAddWorkload(64, "w-small");
+  auto put_once = [&](const v1::PutDefinitionRequest& request) {
+    grpc::ClientContext ctx;
+    v1::PutDefinitionResponse response;
+    grpc::Status status = node.stub().PutDefinition(&ctx, request, &response);
+    INFO(status.error_message());
+    REQUIRE(status.ok());
+    return response;
+  };
+  const v1::PutDefinitionResponse first = put_once(put);
+  CHECK_FALSE(first.unchanged());
+  CHECK_FALSE(first.reference_check_run_id().empty());
+  const int64_t runs = RunsArchived(node.stub());
+  const v1::PutDefinitionResponse again = put_once(put);
+  CHECK(again.unchanged());
+  CHECK(again.reference_check_run_id().empty());
+  CHECK(again.reference_check_note() == "unchanged since it was registered");
+  CHECK(RunsArchived(node.stub()) == runs);
+  // Other workloads are a change: registered, and checked again.
+  put.mutable_workloads(0)->mutable_axes(0)->set_value(128);
+  const v1::PutDefinitionResponse changed = put_once(put);
+  CHECK_FALSE(changed.unchanged());
+  CHECK_FALSE(changed.reference_check_run_id().empty());
 }
 
 TEST_CASE("PutDefinition refuses built-in names and names the bad field") {
@@ -195,6 +262,7 @@ TEST_CASE("PutDefinition refuses built-in names and names the bad field") {
     *put.add_workloads() = ScaledCopyWorkload("w0", 16);
     *put.add_workloads() = ScaledCopyWorkload("w1", 16);
     put.mutable_workloads(1)->mutable_inputs(0)->set_name("z");
+    put.set_allow_unevaluable(true);
     grpc::ClientContext ctx;
     v1::PutDefinitionResponse response;
     grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
