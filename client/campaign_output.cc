@@ -14,7 +14,9 @@ std::string Left(const v1::Campaign& c) {
   auto add = [&out](const std::string& part) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", part);
   };
-  if (b.max_candidates() > 0) add(absl::StrCat(b.max_candidates() - u.candidates(), " candidates"));
+  if (b.max_candidates() > 0) {
+    add(absl::StrCat(b.max_candidates() - u.candidates() - u.agent_evaluations(), " candidates"));
+  }
   if (b.max_rounds() > 0) add(absl::StrCat(b.max_rounds() - u.rounds(), " rounds"));
   if (b.wall_clock_s() > 0) add(absl::StrFormat("%.0f s", b.wall_clock_s() - u.wall_clock_s()));
   if (b.max_cost_usd() > 0) add(absl::StrFormat("%.2f USD", b.max_cost_usd() - u.cost_usd()));
@@ -49,6 +51,7 @@ Json WaitJson(const v1::Campaign& c) {
   j["candidates_evaluated"] = c.candidates_evaluated();
   const v1::BudgetUsage& u = c.used();
   j["budget_used"] = {{"candidates", u.candidates()},
+                      {"agent_evaluations", u.agent_evaluations()},
                       {"rounds", u.rounds()},
                       {"wall_clock_s", u.wall_clock_s()},
                       {"cost_usd", u.cost_usd()},
@@ -74,8 +77,10 @@ std::string CampaignText(const v1::Campaign& c) {
   const v1::BudgetUsage& u = c.used();
   absl::StrAppend(&out,
                   absl::StrFormat("used       %d candidates (%d duplicates skipped, %d failed), "
-                                  "%d rounds, %.0f s, %.4f USD, %.1f GPU-s\n",
-                                  u.candidates(), c.duplicates(), c.failures(), u.rounds(),
+                                  "%d evaluations by agents, %d rounds, %.0f s, %.4f USD, "
+                                  "%.1f GPU-s\n",
+                                  u.candidates(), c.duplicates(), c.failures(),
+                                  u.agent_evaluations(), u.rounds(),
                                   u.wall_clock_s(), u.cost_usd(), u.gpu_seconds()));
   absl::StrAppend(&out, "budget     left: ", Left(c), "\n");
   absl::StrAppend(&out, "promotions ", c.promotions(), "\n");

@@ -196,6 +196,13 @@ std::vector<CommandSpec> BuildCommands() {
         {"svg", "FILE", "also write the fast_p curves and per-workload speedups as SVG"},
         JsonFlag("the report")},
        {"DEFINITION"}},
+      {"mcp",
+       "[--max-evaluations N] [--ledger FILE] [--timeout-s S]",
+       "serve the harness to agents as Model Context Protocol tools over stdio (docs/mcp.md)",
+       {{"max-evaluations", "N", "refuse evaluations after N in this session (0: no limit)"},
+        {"ledger", "FILE", "append each evaluation's run id to FILE"},
+        {"timeout-s", "S", "deadline of each evaluation (default 1800)"}},
+       {}},
       {"demo",
        "[--mode M] [--data-dir DIR]",
        "start an embedded harness, evaluate a built-in solution on a built-in definition",
@@ -592,6 +599,7 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "solutions list") return RunSolutionsList(inv, console);
   if (name == "node") return RunNode(inv, console);
   if (name == "demo") return RunDemo(inv, console);
+  if (name == "mcp") return RunMcp(inv, console);
   if (name == "leaderboard") return RunLeaderboard(inv, console);
   if (name == "report") return RunDefinitionReport(inv, console);
   if (name == "campaign start") return RunCampaignStart(inv, console);

@@ -21,6 +21,7 @@ int RunSolutionsList(const Invocation& inv, Console& console);  // solutions.cc
 int RunNode(const Invocation& inv, Console& console);      // node.cc
 int RunDemo(const Invocation& inv, Console& console);      // demo.cc
 int RunLeaderboard(const Invocation& inv, Console& console);  // leaderboard.cc
+int RunMcp(const Invocation& inv, Console& console);          // mcp_tools.cc
 int RunRunsDesignate(const Invocation& inv, Console& console);    // leaderboard.cc
 int RunRunsUndesignate(const Invocation& inv, Console& console);  // leaderboard.cc
 int RunDefinitionReport(const Invocation& inv, Console& console);  // definition_report_command.cc

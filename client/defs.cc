@@ -9,8 +9,33 @@
 #include "client/inputs.h"
 #include "client/json_output.h"
 #include "client/table.h"
+#include "client/views.h"
 
 namespace kiln::cli {
+
+std::string DefinitionsText(const v1::ListDefinitionsResponse& response) {
+  Table table({{"name"},
+               {"op_type"},
+               {"workloads", Align::kRight},
+               {"builtin"},
+               {"native reference"},
+               {"integrity"},
+               {"evaluable here"},
+               {"settings"}});
+  std::string warnings;
+  for (const v1::DefinitionSummary& d : response.definitions()) {
+    const bool flagged = !d.integrity_warning().empty();
+    table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
+                  d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no",
+                  flagged ? "DEGENERATE" : "ok", d.cannot_evaluate().empty() ? "yes" : "NO",
+                  SettingsColumn(d)});
+    if (flagged) absl::StrAppend(&warnings, d.name(), ": ", d.integrity_warning(), "\n");
+    if (!d.cannot_evaluate().empty()) {
+      absl::StrAppend(&warnings, d.name(), ": not evaluable here: ", d.cannot_evaluate(), "\n");
+    }
+  }
+  return table.Render() + warnings;
+}
 
 int RunDefsAdd(const Invocation& inv, Console& console) {
   absl::StatusOr<v1::Definition> def = LoadDefinitionFile(inv.args.positionals[0]);
@@ -68,27 +93,7 @@ int RunDefsList(const Invocation& inv, Console& console) {
     console.out << Dump(ProtoToJson(response));
     return kExitOk;
   }
-  Table table({{"name"},
-               {"op_type"},
-               {"workloads", Align::kRight},
-               {"builtin"},
-               {"native reference"},
-               {"integrity"},
-               {"evaluable here"},
-               {"settings"}});
-  std::string warnings;
-  for (const v1::DefinitionSummary& d : response.definitions()) {
-    const bool flagged = !d.integrity_warning().empty();
-    table.AddRow({d.name(), d.op_type(), absl::StrCat(d.workload_count()),
-                  d.builtin() ? "yes" : "no", d.has_native_reference() ? "yes" : "no",
-                  flagged ? "DEGENERATE" : "ok", d.cannot_evaluate().empty() ? "yes" : "NO",
-                  SettingsColumn(d)});
-    if (flagged) absl::StrAppend(&warnings, d.name(), ": ", d.integrity_warning(), "\n");
-    if (!d.cannot_evaluate().empty()) {
-      absl::StrAppend(&warnings, d.name(), ": not evaluable here: ", d.cannot_evaluate(), "\n");
-    }
-  }
-  console.out << table.Render() << warnings;
+  console.out << DefinitionsText(response);
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 #include "client/evaluation.h"
 #include "client/json_output.h"
 #include "client/table.h"
+#include "client/views.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/speedup_interval.h"
 
@@ -42,6 +43,8 @@ std::string RuleLine(const v1::Leaderboard& board) {
   return "rule latest: each team's designated run, else its latest finished run, whatever its "
          "verdict (kiln runs designate RUN_ID chooses it; --best shows each team's best run)";
 }
+
+}  // namespace
 
 std::string LeaderboardText(const v1::Leaderboard& board) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
@@ -83,6 +86,8 @@ std::string LeaderboardText(const v1::Leaderboard& board) {
   }
   return out;
 }
+
+namespace {
 
 struct Confirmed {
   const v1::LeaderboardEntry* entry = nullptr;

@@ -11,6 +11,7 @@
 #include "client/rejection_advice.h"
 #include "client/report.h"
 #include "client/table.h"
+#include "client/views.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/unknown_definition.h"
 
@@ -194,6 +195,19 @@ int RunRunsList(const Invocation& inv, Console& console) {
   return kExitOk;
 }
 
+std::string RunShowText(const v1::Run& run) {
+  std::string out = absl::StrCat(RunFields(run), "\n");
+  if (!run.traces().empty()) absl::StrAppend(&out, TraceTable(run.traces()));
+  absl::StrAppend(&out, SummaryLine(run), FailureDetails(run));
+  if (!run.compile_log().empty() && run.status() != v1::COMPILE_ERROR) {
+    absl::StrAppend(&out, "\ncompiler log:\n", Indent(run.compile_log(), "  "));
+  }
+  if (!run.solution().sources().empty()) absl::StrAppend(&out, "\nsources:\n", RunSources(run));
+  return out;
+}
+
+Json RunShowJson(const v1::Run& run) { return RunJson(run); }
+
 int RunRunsShow(const Invocation& inv, Console& console) {
   Connection connection(inv);
   v1::GetRunRequest request;
@@ -208,13 +222,7 @@ int RunRunsShow(const Invocation& inv, Console& console) {
     console.out << Dump(RunJson(run));
     return kExitOk;
   }
-  console.out << RunFields(run) << "\n";
-  if (!run.traces().empty()) console.out << TraceTable(run.traces());
-  console.out << SummaryLine(run) << FailureDetails(run);
-  if (!run.compile_log().empty() && run.status() != v1::COMPILE_ERROR) {
-    console.out << "\ncompiler log:\n" << Indent(run.compile_log(), "  ");
-  }
-  if (!run.solution().sources().empty()) console.out << "\nsources:\n" << RunSources(run);
+  console.out << RunShowText(run);
   return kExitOk;
 }
 

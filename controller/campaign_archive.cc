@@ -92,7 +92,7 @@ EvaluationRow ReadEvaluation(const Statement& s) {
 
 constexpr char kRequestColumns[] =
     "id, campaign_id, round, agent, pass, prompt, state, response, error, cost_usd, turns, "
-    "candidate_count";
+    "candidate_count, agent_evaluations";
 
 RequestRow ReadRequest(const Statement& s) {
   RequestRow r;
@@ -108,6 +108,7 @@ RequestRow ReadRequest(const Statement& s) {
   r.cost_usd = s.ColumnDouble(9);
   r.turns = static_cast<int>(s.ColumnInt(10));
   r.candidate_count = static_cast<int>(s.ColumnInt(11));
+  r.agent_evaluations = static_cast<int>(s.ColumnInt(12));
   return r;
 }
 
@@ -319,7 +320,8 @@ absl::Status CampaignArchive::FinishRequest(const RequestRow& r) {
   ARCHIVE_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("UPDATE agent_requests SET state=?2, response=?3, error=?4, cost_usd=?5, "
-                     "turns=?6, candidate_count=?7, finished_unix_ms=?8 WHERE id=?1"));
+                     "turns=?6, candidate_count=?7, finished_unix_ms=?8, agent_evaluations=?9 "
+                     "WHERE id=?1"));
   s.BindInt(1, r.id);
   s.BindText(2, r.state);
   s.BindText(3, r.response);
@@ -328,6 +330,7 @@ absl::Status CampaignArchive::FinishRequest(const RequestRow& r) {
   s.BindInt(6, r.turns);
   s.BindInt(7, r.candidate_count);
   s.BindInt(8, NowUnixMs());
+  s.BindInt(9, r.agent_evaluations);
   return RunWrite(*conn_, s);
 }
 

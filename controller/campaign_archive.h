@@ -37,6 +37,7 @@ struct RequestRow {
   std::string response, error;
   double cost_usd = 0;
   int turns = 0, candidate_count = 0;
+  int agent_evaluations = 0;  // evaluations the agent made itself through kiln mcp
 };
 
 struct CandidateRow {

@@ -1,5 +1,7 @@
 #include "controller/campaign_runner.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -8,6 +10,7 @@
 #include "controller/agents/workspace.h"
 #include "controller/campaign_view.h"
 #include "controller/promotion.h"
+#include "harness/common/files.h"
 #include "harness/model/json_interop.h"
 
 namespace kiln::controller {
@@ -30,6 +33,16 @@ void CampaignRunner::Event(const std::string& kind, const std::string& message) 
   if (listener_) listener_(row_.id);
 }
 
+namespace {
+
+// The kiln CLI installed beside kiln-controller (bin/), whose `kiln mcp` command agents get.
+std::string KilnBinary() {
+  const std::string path = absl::StrCat(ExecutableDir(), "/kiln");
+  return ::access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+}  // namespace
+
 bool CampaignRunner::Save() {
   row_.state_json = StateToJson(state_);
   return archive_.SaveCampaign(row_).ok();
@@ -47,8 +60,14 @@ std::string CampaignRunner::BudgetExhausted() {
   absl::StatusOr<v1::BudgetUsage> usage = ComputeUsage(archive_, row_);
   if (!usage.ok()) return "";
   const BudgetSpec& b = spec_.budget;
-  if (b.max_candidates > 0 && usage->candidates() >= b.max_candidates) {
-    return absl::StrCat("max_candidates (", usage->candidates(), ")");
+  const int evaluations = usage->candidates() + usage->agent_evaluations();
+  if (b.max_candidates > 0 && evaluations >= b.max_candidates) {
+    return absl::StrCat("max_candidates (", usage->candidates(), " candidates",
+                        usage->agent_evaluations() > 0
+                            ? absl::StrCat(" and ", usage->agent_evaluations(),
+                                           " evaluations by agents")
+                            : "",
+                        ")");
   }
   if (b.max_rounds > 0 && state_.round >= b.max_rounds) {
     return absl::StrCat("max_rounds (", state_.round, ")");
@@ -154,10 +173,18 @@ AgentRequest CampaignRunner::BuildRequest(std::string* evidence) {
   // Never ask for more candidates than the budget has left.
   int n = spec_.parallel;
   absl::StatusOr<v1::BudgetUsage> usage = ComputeUsage(archive_, row_);
+  int left = -1;  // evaluations the budget has left; -1: no limit
   if (spec_.budget.max_candidates > 0 && usage.ok()) {
-    n = std::min(n, spec_.budget.max_candidates - usage->candidates());
+    left = spec_.budget.max_candidates - usage->candidates() - usage->agent_evaluations();
+    n = std::min(n, left);
   }
   request.max_candidates = std::max(n, 1);
+  // A command agent gets kiln mcp on a harness of the campaign, with what the budget leaves
+  // once the candidates it returns are evaluated.
+  request.kiln_mcp.kiln_binary = KilnBinary();
+  if (!pool_.addresses().empty()) request.kiln_mcp.harness = pool_.addresses().front();
+  request.kiln_mcp.token = pool_.token();
+  request.kiln_mcp.max_evaluations = left < 0 ? -1 : std::max(left - request.max_candidates, 0);
   request.seen = [this](const std::string& hash) {
     absl::StatusOr<std::optional<CandidateRow>> c = archive_.GetCandidate(row_.id, hash);
     return c.ok() && c->has_value();
@@ -232,6 +259,12 @@ bool CampaignRunner::NextRound() {
   req.cost_usd = response.cost_usd;
   req.turns = response.turns;
   req.candidate_count = static_cast<int>(response.candidates.size());
+  req.agent_evaluations = response.agent_evaluations;
+  if (response.agent_evaluations > 0) {
+    Event("agent_evaluations", absl::StrCat(agent_spec.name, " evaluated ",
+                                            response.agent_evaluations,
+                                            " solution(s) itself through kiln mcp"));
+  }
   (void)archive_.FinishRequest(req);
   state_.duplicates += duplicates;
   if (!response.error.empty()) Event("agent_error", response.error);

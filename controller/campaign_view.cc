@@ -28,7 +28,12 @@ absl::StatusOr<v1::BudgetUsage> ComputeUsage(CampaignArchive& archive, const Cam
   }
   ARCHIVE_ASSIGN_OR_RETURN(std::vector<RequestRow> requests, archive.Requests(row.id));
   double cost = 0;
-  for (const RequestRow& r : requests) cost += r.cost_usd;
+  int agent_evaluations = 0;
+  for (const RequestRow& r : requests) {
+    cost += r.cost_usd;
+    agent_evaluations += r.agent_evaluations;
+  }
+  usage.set_agent_evaluations(agent_evaluations);
   usage.set_candidates(candidates);
   usage.set_gpu_seconds(gpu);
   usage.set_cost_usd(cost);

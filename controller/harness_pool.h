@@ -34,6 +34,7 @@ class HarnessPool {
   explicit HarnessPool(const std::vector<std::string>& addresses, std::string token = "");
 
   const std::vector<std::string>& addresses() const { return addresses_; }
+  const std::string& token() const { return token_; }
 
   // Registers the definition and workloads on every reachable harness (PutDefinition).
   absl::Status RegisterDefinition(const v1::Definition& def,

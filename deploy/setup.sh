@@ -19,6 +19,9 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm for the MCP test's official SDK client; a node that came with its own npm is
+# kept.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "kiln setup: installing ${missing[*]}" >&2
   sudo=""

@@ -26,6 +26,12 @@ grpc::ServerUnaryReactor* HarnessService::GetDefinition(grpc::CallbackServerCont
   }
   if (!detail.ok()) return Reply(ctx, detail.status());
   *response = *std::move(detail);
+  if (request->include_workloads()) {
+    absl::StatusOr<std::vector<v1::Workload>> workloads =
+        context_.node->archive->GetWorkloads(request->name());
+    if (!workloads.ok()) return Reply(ctx, workloads.status());
+    for (v1::Workload& w : *workloads) *response->add_workloads() = std::move(w);
+  }
   return Reply(ctx, absl::OkStatus());
 }
 

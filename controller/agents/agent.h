@@ -16,6 +16,15 @@
 
 namespace kiln::controller {
 
+// How an agent that runs programs may evaluate on its own: `kiln mcp` on one of the campaign's
+// harnesses, limited to what the budget leaves.
+struct KilnMcpAccess {
+  std::string kiln_binary;   // "" when there is no kiln next to kiln-controller
+  std::string harness;       // HOST:PORT
+  std::string token;         // the controller's token for the harness ("" for none)
+  int max_evaluations = -1;  // -1: no limit
+};
+
 struct AgentRequest {
   std::string campaign_id;
   int64_t request_id = 0;
@@ -30,6 +39,7 @@ struct AgentRequest {
   std::string incumbent_params_json = "{}";  // the incumbent's sweep parameters, if any
   // True for a content hash this campaign has already seen (the sweep skips those).
   std::function<bool(const std::string&)> seen = [](const std::string&) { return false; };
+  KilnMcpAccess kiln_mcp;
 };
 
 struct AgentCandidate {
@@ -44,6 +54,7 @@ struct AgentResponse {
   std::string transcript;  // what the agent said (kept in the archive, truncated)
   std::string error;       // non-empty: the request failed
   bool exhausted = false;  // the agent has nothing further to offer (a finished sweep)
+  int agent_evaluations = 0;  // evaluations it made itself through kiln mcp (its ledger)
 };
 
 class Agent {

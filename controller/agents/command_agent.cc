@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,16 +128,71 @@ void ParseAgentOutputOrThrow(const std::string& preset, const std::string& out,
   }
 }
 
+std::vector<std::string> KilnMcpArgs(const KilnMcpAccess& mcp, const std::string& workspace) {
+  std::vector<std::string> args = {"mcp", "--server", mcp.harness, "--ledger",
+                                   absl::StrCat(workspace, "/", kKilnMcpLedger)};
+  if (mcp.max_evaluations >= 0) {
+    args.push_back("--max-evaluations");
+    args.push_back(std::to_string(mcp.max_evaluations));
+  }
+  return args;
+}
+
+namespace {
+
+absl::Status WriteKilnMcpConfig(const KilnMcpAccess& mcp, const std::string& workspace) {
+  nlohmann::json servers = nlohmann::json::object();
+  if (!mcp.kiln_binary.empty() && !mcp.harness.empty()) {
+    nlohmann::json server = {{"command", mcp.kiln_binary},
+                             {"args", KilnMcpArgs(mcp, workspace)}};
+    if (!mcp.token.empty()) server["env"] = {{"KILN_TOKEN", mcp.token}};
+    servers["kiln"] = std::move(server);
+  }
+  const std::string path = absl::StrCat(workspace, "/", kKilnMcpConfig);
+  std::ofstream out(path);
+  out << nlohmann::json{{"mcpServers", servers}}.dump(2) << "\n";
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  ::chmod(path.c_str(), 0600);  // it may hold the controller's token
+  return absl::OkStatus();
+}
+
+int CountLedger(const std::string& workspace) {
+  std::ifstream in(absl::StrCat(workspace, "/", kKilnMcpLedger));
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) ++lines;
+  }
+  return lines;
+}
+
+}  // namespace
+
 AgentResponse CommandAgent::Generate(const AgentRequest& request) {
   AgentResponse response;
+  // The agent may evaluate on its own: kiln mcp, configured in its workspace.
+  if (absl::Status s = WriteKilnMcpConfig(request.kiln_mcp, request.workspace); !s.ok()) {
+    response.error = std::string(s.message());
+    return response;
+  }
+  std::string args_toml = "[";
+  for (const std::string& a : KilnMcpArgs(request.kiln_mcp, request.workspace)) {
+    absl::StrAppend(&args_toml, args_toml.size() > 1 ? ", " : "", nlohmann::json(a).dump());
+  }
+  args_toml += "]";
   std::vector<std::string> argv;
   for (const std::string& a : spec_.argv) {
-    argv.push_back(absl::StrReplaceAll(a, {{"{prompt}", request.prompt},
-                                           {"{workspace}", request.workspace},
-                                           {"{max_turns}", std::to_string(spec_.max_turns)},
-                                           {"{model}", spec_.model}}));
+    argv.push_back(absl::StrReplaceAll(
+        a, {{"{prompt}", request.prompt},
+            {"{workspace}", request.workspace},
+            {"{max_turns}", std::to_string(spec_.max_turns)},
+            {"{model}", spec_.model},
+            {"{mcp_config}", absl::StrCat(request.workspace, "/", kKilnMcpConfig)},
+            {"{kiln}", request.kiln_mcp.kiln_binary.empty() ? "kiln"
+                                                            : request.kiln_mcp.kiln_binary},
+            {"{kiln_mcp_args_toml}", args_toml}}));
   }
   ProcessResult run = RunInWorkspace(argv, request.workspace, spec_.timeout_s);
+  response.agent_evaluations = CountLedger(request.workspace);
   response.cost_usd = spec_.cost_per_request_usd;
   ParseAgentOutput(spec_.preset, run.out, &response);
   if (response.transcript.empty()) response.transcript = run.out.substr(0, 4000);

@@ -12,6 +12,15 @@
 
 namespace kiln::controller {
 
+// The files a command agent's workspace holds for kiln mcp: its configuration (Claude Code's
+// .mcp.json format: {"mcpServers": {"kiln": {"command", "args", "env"}}}) and the ledger where
+// kiln mcp appends the run id of each evaluation the agent makes.
+inline constexpr char kKilnMcpConfig[] = ".mcp.json";
+inline constexpr char kKilnMcpLedger[] = "kiln-evaluations.log";
+
+// kiln mcp's arguments for `mcp` in `workspace`: the harness, the ledger, the budget left.
+std::vector<std::string> KilnMcpArgs(const KilnMcpAccess& mcp, const std::string& workspace);
+
 struct ProcessResult {
   int exit_code = -1;  // -1: killed by a signal
   bool timed_out = false;

@@ -180,17 +180,40 @@ std::set<std::string> Placeholders(const std::string& text) {
 }
 
 std::vector<std::string> PresetArgv(const std::string& preset) {
+  // Both get kiln mcp (the controller writes {mcp_config} into the workspace), so the agent can
+  // evaluate inside its own loop; each evaluation counts against the campaign's budget.
   if (preset == "claude") {
-    return {
-        "claude",      "-p",          "{prompt}",       "--output-format",      "json",
-        "--max-turns", "{max_turns}", "--allowedTools", "Read,Write,Edit,Bash", "--permission-mode",
-        "acceptEdits"};
+    return {"claude",
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "json",
+            "--max-turns",
+            "{max_turns}",
+            "--mcp-config",
+            "{mcp_config}",
+            "--allowedTools",
+            "Read,Write,Edit,Bash,mcp__kiln__list_definitions,mcp__kiln__show_definition,"
+            "mcp__kiln__evaluate,mcp__kiln__get_run",
+            "--permission-mode",
+            "acceptEdits"};
   }
   if (preset == "codex") {
-    return {"codex",  "-a",          "never",
-            "exec",   "--sandbox",   "workspace-write",
-            "-C",     "{workspace}", "--skip-git-repo-check",
-            "--json", "{prompt}"};
+    return {"codex",
+            "-a",
+            "never",
+            "-c",
+            "mcp_servers.kiln.command=\"{kiln}\"",
+            "-c",
+            "mcp_servers.kiln.args={kiln_mcp_args_toml}",
+            "exec",
+            "--sandbox",
+            "workspace-write",
+            "-C",
+            "{workspace}",
+            "--skip-git-repo-check",
+            "--json",
+            "{prompt}"};
   }
   return {};
 }

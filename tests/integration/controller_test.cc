@@ -317,5 +317,99 @@ TEST_CASE(
   CHECK(CountRuns(harness) == Count(db, "SELECT COUNT(*) FROM evaluations"));
 }
 
+// An agent that evaluates its kernel itself through the kiln mcp its workspace's .mcp.json
+// names (JSON-RPC over the server's stdio, driven by python3), then answers with it.
+constexpr char kMcpAgentScript[] = R"(#!/bin/bash
+set -e
+cat > kernel.cc <<EOF
+#include <kiln/abi.h>
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  const float* a = static_cast<const float*>(args[0].data);
+  const float* b = static_cast<const float*>(args[1].data);
+  float* out = static_cast<float*>(args[2].data);
+  for (int64_t i = 0; i < args[0].shape[0]; ++i) out[i] = a[i] * 2.0f + b[i];
+  return 0;
+}
+EOF
+/usr/bin/env python3 - <<'PY'
+import json, subprocess
+server = json.load(open(".mcp.json"))["mcpServers"]["kiln"]
+proc = subprocess.Popen([server["command"]] + server["args"], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, text=True)
+def send(message):
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+def answer(wanted):
+    for line in proc.stdout:
+        message = json.loads(line)
+        if message.get("id") == wanted:
+            return message
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "scripted-agent", "version": "1"}}})
+answer(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "evaluate",
+      "arguments": {"definition": "scale_add_f32", "files": {"kernel.cc": open("kernel.cc").read()},
+                    "language": "cpp", "entry_point": "kernel.cc::run"}}})
+result = answer(2)["result"]
+open("agent-verdict", "w").write(result["structuredContent"]["status"])
+proc.stdin.close()
+proc.wait()
+PY
+cat > solution.json <<EOF
+{"name": "checked", "definition": "scale_add_f32", "author": "script",
+ "spec": {"language": "cpp", "target_hardware": ["cpu"], "entry_point": "kernel.cc::run"},
+ "sources": [{"path": "kernel.cc", "content": ""}]}
+EOF
+echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0,"num_turns":1}'
+)";
+
+TEST_CASE("a command agent evaluates through kiln mcp and its evaluations count against the "
+          "budget") {
+  ScratchDir harness_dir, controller_dir, files;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  fs::copy(DataPath("scale_add_f32.json"), files / "scale_add_f32.json");
+  fs::copy(DataPath("scale_add_f32_single.jsonl"), files / "workloads.jsonl");
+  std::ofstream(files / "agent.sh") << kMcpAgentScript;
+  fs::permissions(files / "agent.sh", fs::perms::owner_all);
+  std::ofstream(files / "campaign.yaml")
+      << "name: mcp-agent\n"
+         "definition: scale_add_f32.json\n"
+         "workloads: workloads.jsonl\n"
+         "baseline: reference\n"
+         "target: {backend: host}\n"
+         "agents:\n"
+         "  - name: script\n"
+         "    type: command\n"
+         "    argv: ['"
+      << (files / "agent.sh")
+      << "']\n"
+         "    timeout_s: 300\n"
+         "budget: {max_candidates: 3, max_rounds: 1}\n";
+  ControllerInstance controller(controller_dir.path(), harness.address());
+  Completed start = controller.Campaign({"start", files / "campaign.yaml", "--wait", "--json"});
+  INFO(start.Describe());
+  REQUIRE(start.exit_code == 0);
+  Json result = Json::parse(start.out);
+  CHECK(result["budget_used"]["agent_evaluations"] == 1);
+  CHECK(Count(controller.db(), "SELECT SUM(agent_evaluations) FROM agent_requests") == 1);
+  // The agent's own verdict, its ledger, and the budget its kiln mcp was given: 3 candidates,
+  // less the one it returns.
+  std::optional<fs::path> workspace;
+  for (const auto& entry : fs::recursive_directory_iterator(controller_dir.path())) {
+    if (entry.path().filename() == "agent-verdict") workspace = entry.path().parent_path();
+  }
+  REQUIRE(workspace.has_value());
+  CHECK(Slurp(*workspace / "agent-verdict") == "PASSED");
+  const Json config = Json::parse(Slurp(*workspace / ".mcp.json"));
+  const Json& args = config["mcpServers"]["kiln"]["args"];
+  CHECK(args[2] == harness.address());
+  CHECK(args[args.size() - 1] == "2");
+  CHECK(Slurp(*workspace / "kiln-evaluations.log").size() > 0);
+  // The harness ran the agent's evaluation besides the controller's.
+  CHECK(CountRuns(harness) == Count(controller.db(), "SELECT COUNT(*) FROM evaluations") + 1);
+}
+
 }  // namespace
 }  // namespace kiln::testing

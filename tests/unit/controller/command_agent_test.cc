@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace kiln::controller {
 namespace {
@@ -41,6 +42,58 @@ TEST_CASE("a command agent's solution is read back from its workspace") {
   CHECK(response.candidates[0].solution.sources(0).content() == "int x;");
   CHECK(response.cost_usd == 0.5);
   std::filesystem::remove_all(request.workspace);
+}
+
+TEST_CASE("a command agent gets kiln mcp in its workspace, and its own evaluations are counted") {
+  CampaignSpec campaign;
+  campaign.definition_name = "scale_add_f32";
+  CommandAgentSpec spec;
+  // Two evaluations through kiln mcp (their run ids in the ledger), then a solution.
+  spec.argv = {"/bin/sh", "-c",
+               "printf 'r1\\nr2\\n' >> kiln-evaluations.log && printf 'int x;' > kernel.cc && "
+               "printf '%s' '{\"name\":\"s\",\"definition\":\"scale_add_f32\",\"author\":\"a\","
+               "\"spec\":{\"language\":\"cpp\",\"target_hardware\":[\"cpu\"],\"entry_point\":"
+               "\"kernel.cc::run\"},\"sources\":[{\"path\":\"kernel.cc\",\"content\":\"\"}]}' > "
+               "solution.json && test \"$1\" = \"$(pwd)/.mcp.json\" && echo \"$2\" > codex-args",
+               "sh", "{mcp_config}", "{kiln_mcp_args_toml}"};
+  CommandAgent agent(spec, campaign);
+  AgentRequest request;
+  request.workspace = Workspace();
+  request.kiln_mcp.kiln_binary = "/opt/kiln/bin/kiln";
+  request.kiln_mcp.harness = "10.0.0.5:50051";
+  request.kiln_mcp.token = "secret";
+  request.kiln_mcp.max_evaluations = 3;
+  AgentResponse response = agent.Generate(request);
+  INFO(response.error);
+  REQUIRE(response.error.empty());
+  CHECK(response.agent_evaluations == 2);
+  std::ifstream config_file(request.workspace + "/.mcp.json");
+  const nlohmann::json config = nlohmann::json::parse(config_file);
+  const nlohmann::json& kiln = config["mcpServers"]["kiln"];
+  CHECK(kiln["command"] == "/opt/kiln/bin/kiln");
+  CHECK(kiln["args"] == nlohmann::json::array({"mcp", "--server", "10.0.0.5:50051", "--ledger",
+                                               request.workspace + "/kiln-evaluations.log",
+                                               "--max-evaluations", "3"}));
+  CHECK(kiln["env"]["KILN_TOKEN"] == "secret");
+  // The file holds the token: only the controller's user reads it.
+  CHECK((std::filesystem::status(request.workspace + "/.mcp.json").permissions() &
+         std::filesystem::perms::others_read) == std::filesystem::perms::none);
+  std::ifstream codex(request.workspace + "/codex-args");
+  std::string toml;
+  std::getline(codex, toml);
+  CHECK(toml == "[\"mcp\", \"--server\", \"10.0.0.5:50051\", \"--ledger\", \"" + request.workspace +
+                    "/kiln-evaluations.log\", \"--max-evaluations\", \"3\"]");
+  std::filesystem::remove_all(request.workspace);
+
+  // Without a kiln binary the configuration names no server.
+  AgentRequest bare;
+  bare.workspace = Workspace();
+  spec.argv = {"/bin/true"};
+  CommandAgent silent(spec, campaign);
+  (void)silent.Generate(bare);
+  std::ifstream bare_file(bare.workspace + "/.mcp.json");
+  CHECK(nlohmann::json::parse(bare_file)["mcpServers"].empty());
+  std::filesystem::remove_all(bare.workspace);
 }
 
 TEST_CASE("a command agent that runs too long is killed with its children") {

@@ -1,0 +1,24 @@
+// Text and JSON views of harness answers that several commands print: `kiln runs show`,
+// `kiln defs list`, `kiln leaderboard`, and the tools of `kiln mcp`.
+#ifndef KILN_CLIENT_VIEWS_H_
+#define KILN_CLIENT_VIEWS_H_
+
+#include <string>
+
+#include "client/json_output.h"
+#include "kiln/v1/harness.pb.h"
+
+namespace kiln::cli {
+
+// `kiln runs show`: fields, traces, summary, failure details, compiler log, sources.
+std::string RunShowText(const v1::Run& run);
+// `kiln runs show --json`.
+Json RunShowJson(const v1::Run& run);
+// `kiln defs list`: one row per definition, then integrity and evaluability warnings.
+std::string DefinitionsText(const v1::ListDefinitionsResponse& response);
+// `kiln leaderboard`: the rule, one row per principal, the noise note.
+std::string LeaderboardText(const v1::Leaderboard& board);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLIENT_VIEWS_H_
