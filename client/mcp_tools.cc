@@ -14,6 +14,7 @@
 #include "client/evaluation.h"
 #include "client/inputs.h"
 #include "client/mcp_server.h"
+#include "client/rejection_advice.h"
 #include "client/report.h"
 #include "client/table.h"
 #include "client/views.h"
@@ -375,6 +376,10 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
   Console json_console{json, ignored};
   ReportEvaluation(outcome, /*json=*/false, *connection_, text_console);
   ReportEvaluation(outcome, /*json=*/true, *connection_, json_console);
+  // A REJECTED verdict names the integrity check; say what to do about it, as runs show does.
+  if (const std::string advice = RejectionAdvice(outcome.run->reason()); !advice.empty()) {
+    text << "what to do: " << advice << "\n";
+  }
   Json structured = Json::parse(json.str(), nullptr, false);
   if (structured.is_discarded()) structured = nullptr;
   return {text.str(), std::move(structured), false};

@@ -109,6 +109,16 @@ await check("evaluate: a wrong solution is INCORRECT_NUMERICAL with the reason",
   assert.match(r.content[0].text, /output 'c'/);
 });
 
+await check("evaluate: an integrity failure is REJECTED with the check's advice", async () => {
+  // Never writes its output: kiln's poison is still there.
+  const r = await client.callTool({ name: "evaluate", arguments: evaluateArgs("(void)c;") },
+    undefined, { timeout: 300000 });
+  assert.equal(r.isError, false);
+  assert.equal(r.structuredContent.status, "REJECTED");
+  assert.match(r.content[0].text, /integrity\./);
+  assert.match(r.content[0].text, /what to do: /);
+});
+
 await check("evaluate: a compile error shows the compiler's file:line", async () => {
   const r = await client.callTool({ name: "evaluate", arguments: evaluateArgs("c[i] = a[i] + b[i]") },
     undefined, { timeout: 300000 });
