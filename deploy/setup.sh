@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Installs what kiln needs from Debian 12 packages (only what is missing) and builds kiln into
 # build/. Safe to run again: a no-op install and an incremental build.
+#   bash deploy/setup.sh          everything, the tests included
+#   bash deploy/setup.sh --demo   only the programs (kiln, kiln-harness, kiln-worker,
+#                                 kiln-controller, the Python runner's library): 235 of the 396
+#                                 build steps, no test program
 set -euo pipefail
+targets=()
+case "${1:-}" in
+  "") ;;
+  --demo) targets=(--target kiln kiln-harness kiln-worker kiln-controller kiln_worker_python) ;;
+  *) echo "usage: bash deploy/setup.sh [--demo]" >&2; exit 2 ;;
+esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
@@ -33,4 +43,5 @@ fi
 
 jobs="${KILN_BUILD_JOBS:-$(nproc)}"
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j "$jobs"
+echo "kiln setup: building ${targets[*]:-everything} in build/ ($jobs jobs)" >&2
+cmake --build "$root/build" -j "$jobs" "${targets[@]}"

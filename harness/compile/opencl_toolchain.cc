@@ -41,7 +41,14 @@ std::string FirstFound(const std::vector<std::string>& names, std::vector<std::s
     if (name.empty()) continue;
     if (absl::StatusOr<std::string> path = FindProgram(name); path.ok()) return *path;
   }
-  if (missing != nullptr) missing->push_back(absl::StrJoin(names, " or "));
+  if (missing != nullptr) {
+    // Only the names looked for: an unset $KILN_OPENCL_CLANG is not a program ("needs  or").
+    std::vector<std::string> looked_for;
+    for (const std::string& name : names) {
+      if (!name.empty()) looked_for.push_back(name);
+    }
+    missing->push_back(absl::StrJoin(looked_for, " or "));
+  }
   return "";
 }
 

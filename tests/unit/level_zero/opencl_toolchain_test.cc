@@ -1,6 +1,7 @@
 #include "harness/compile/opencl_toolchain.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <memory>
 
 #include "harness/common/files.h"
@@ -116,6 +117,24 @@ TEST_CASE("a solution for an unregistered definition fails without being cached"
   CHECK_FALSE(out.ok);
   CHECK(out.log.find("unknown_definition") != std::string::npos);
   CHECK_FALSE(c.Compile(s).cache_hit);
+}
+
+TEST_CASE("missing OpenCL tools are named without empty names") {
+  // No program can be found on an empty PATH; $KILN_OPENCL_CLANG unset adds no empty name.
+  const char* path = std::getenv("PATH");
+  const std::string saved = path != nullptr ? path : "";
+  const char* clang = std::getenv("KILN_OPENCL_CLANG");
+  const std::string saved_clang = clang != nullptr ? clang : "";
+  ::unsetenv("KILN_OPENCL_CLANG");
+  ::setenv("PATH", "/nonexistent", 1);
+  absl::StatusOr<OpenClTools> tools = FindOpenClTools();
+  ::setenv("PATH", saved.c_str(), 1);
+  if (!saved_clang.empty()) ::setenv("KILN_OPENCL_CLANG", saved_clang.c_str(), 1);
+  REQUIRE_FALSE(tools.ok());
+  const std::string message(tools.status().message());
+  CHECK_THAT(message, Catch::Contains("needs clang-14 or clang, llvm-spirv-14 or llvm-spirv"));
+  CHECK(message.find("  or") == std::string::npos);
+  CHECK(message.find(", ,") == std::string::npos);
 }
 
 }  // namespace
