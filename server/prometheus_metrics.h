@@ -1,4 +1,5 @@
-// Metrics kept in memory and rendered in the Prometheus text exposition format (version 0.0.4):
+// The node's metrics, kept by prometheus-cpp (Debian's prometheus-cpp-dev, core library) and
+// rendered in the Prometheus text exposition format by its TextSerializer:
 //
 //   kiln_runs_admitted_total                       counter
 //   kiln_runs_refused_total{code}                  counter
@@ -16,19 +17,24 @@
 //                                                  in that time (all slots)
 //   kiln_device_held_fraction_while_pending        gauge: the second over (the first x slots)
 //
-// Thread-safe. Written by hand because Debian 12 ships no prometheus-cpp; the format is small.
+// Thread-safe. The HTTP side is server/metrics_endpoint.h.
 #ifndef KILN_SERVER_PROMETHEUS_METRICS_H_
 #define KILN_SERVER_PROMETHEUS_METRICS_H_
 
-#include <cstdint>
 #include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "server/metrics.h"
+
+namespace prometheus {
+class Counter;
+template <typename T>
+class Family;
+class Histogram;
+class Registry;
+}  // namespace prometheus
 
 namespace kiln {
 
@@ -44,6 +50,7 @@ struct LoadSample {
 class PrometheusMetrics final : public Metrics {
  public:
   PrometheusMetrics();
+  ~PrometheusMetrics() override;
 
   // Called at every Render for the gauges; may be left unset (gauges read 0).
   void SetLoadProbe(std::function<LoadSample()> probe);
@@ -61,26 +68,17 @@ class PrometheusMetrics final : public Metrics {
   std::string Render() const;
 
  private:
-  struct Histogram {
-    std::vector<double> bounds;    // upper bounds, ascending; +Inf is implicit
-    std::vector<uint64_t> counts;  // per bucket, not cumulative; last is +Inf
-    double sum = 0;
-    uint64_t count = 0;
-    void Observe(double value);
-    // `labels`: 'stage="compile"' or empty.
-    void Render(const std::string& name, std::string* out, const std::string& labels = "") const;
-  };
-
-  mutable std::mutex mu_;
-  std::function<LoadSample()> probe_;                          // guarded by mu_
-  uint64_t admitted_ = 0;                                      // guarded by mu_
-  std::map<std::string, uint64_t> refused_;                    // by code; mu_
-  std::map<std::string, uint64_t> finished_;                   // by status; mu_
-  std::map<std::pair<std::string, int>, double> device_busy_;  // mu_
-  Histogram compile_;                                          // mu_
-  Histogram evaluation_;                                       // mu_
-  std::map<std::string, Histogram> stages_;                    // by stage; mu_
-  uint64_t warm_started_ = 0;                                  // mu_
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Counter* admitted_;
+  prometheus::Family<prometheus::Counter>* refused_;
+  prometheus::Family<prometheus::Counter>* finished_;
+  prometheus::Family<prometheus::Counter>* device_busy_;
+  prometheus::Counter* warm_started_;
+  prometheus::Histogram* compile_;
+  prometheus::Histogram* evaluation_;
+  prometheus::Family<prometheus::Histogram>* stages_;
+  mutable std::mutex probe_mu_;
+  std::function<LoadSample()> probe_;  // guarded by probe_mu_
 };
 
 }  // namespace kiln
