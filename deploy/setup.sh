@@ -24,6 +24,7 @@ packages=(
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
   python3 python3-torch
   chromium python3-pil
+  systemd python3-yaml
 )
 missing=()
 for p in "${packages[@]}"; do
