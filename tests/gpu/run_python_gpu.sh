@@ -6,7 +6,8 @@
 #   2. the Python adversaries of unit_adversarial_cuda (torch and Triton on GPU 0).
 #
 # Usage: tests/gpu/run_python_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR
-#   BUNDLE_TAR_XZ: deploy/bundle's folder as kiln/ in a .tar.xz; DATASET_DIR: tests/gpu/stage_dataset.sh's.
+#   BUNDLE_TAR_XZ: `deploy/bundle --with-tests`'s folder as kiln/ in a .tar.xz; DATASET_DIR:
+#   tests/gpu/stage_dataset.sh's.
 set -uo pipefail
 tarball="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 dataset="$(cd "$2" && pwd)"

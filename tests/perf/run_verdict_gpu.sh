@@ -9,6 +9,8 @@
 #   python       tests/gpu/python_solutions.py (Python/Triton verdicts and their timing)
 #
 # Usage: tests/perf/run_verdict_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR [STEPS]
+# BUNDLE_TAR_XZ: a bundle made with `deploy/bundle --with-tests` (the adversarial step runs its
+# unit_adversarial_cuda) as kiln/ in a .tar.xz.
 set -uo pipefail
 tarball="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 dataset="$(cd "$2" && pwd)"
