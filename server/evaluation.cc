@@ -169,7 +169,7 @@ std::optional<CompileOutput> Evaluation::CompileCandidate() {
   // (torch, triton, flashinfer), as in flashinfer-bench.
   if (IsPythonLanguage(admitted_.solution.spec().language())) return result;
   if (absl::Status policy =
-          CheckForbiddenSymbols(result.library_path, admitted_.definition.name(),
+          CheckForbiddenSymbols(result.artifact_path, admitted_.definition.name(),
                                 AllowedVendorLibraries(admitted_.definition));
       !policy.ok()) {
     FailRemaining(v1::REJECTED, std::string(policy.message()), std::string(policy.message()));

@@ -65,7 +65,7 @@ std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
   } else if (program.python_solution != nullptr) {
     const v1::BuildSpec& spec = program.python_solution->spec();
     const bool dps = !spec.has_destination_passing_style() || spec.destination_passing_style();
-    args.insert(args.end(), {"--solution", program.library->library_path, "--entry",
+    args.insert(args.end(), {"--solution", program.library->artifact_path, "--entry",
                              spec.entry_point(), "--style", dps ? "dps" : "value"});
   } else {
     args.insert(args.end(), {"--baseline", program.baseline});
@@ -89,7 +89,7 @@ std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, cons
       std::filesystem::path(worker_dir + "/../lib").lexically_normal().string();
   std::vector<std::string> readable = {worker_dir, bundle_lib, node.blob_root};
   if (program.library != nullptr) {
-    const std::string& path = program.library->library_path;
+    const std::string& path = program.library->artifact_path;
     readable.push_back(path.substr(0, path.rfind('/')));
   }
   if (program.python() && node.python != nullptr) {
@@ -198,7 +198,7 @@ v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worke
   request.set_measure(measure);
   request.set_output_dir(output_dir);
   if (!program.python() && program.library != nullptr) {
-    request.set_library_path(program.library->library_path);
+    request.set_library_path(program.library->artifact_path);
     request.set_symbol(program.library->symbol);
   }
   if (worker.device_zero) request.set_device_index(0);

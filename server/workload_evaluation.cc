@@ -519,7 +519,7 @@ constexpr int64_t kMaxTritonCacheBytes = int64_t{256} << 20;
 // key) ever read it. Copied into the candidate's folder before it starts, and the files a run
 // that passed every workload added are copied back (never over a file already kept).
 std::string TritonCacheOf(const CompileOutput& build) {
-  const std::string& pkg = build.library_path;
+  const std::string& pkg = build.artifact_path;
   return absl::StrCat(pkg.substr(0, pkg.rfind('/')), "/triton_cache");
 }
 
@@ -561,7 +561,7 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
     c.spare_dir = c.worker.dir;
     // The spare was started with no access to any solution: its package is copied in.
     c.package = absl::StrCat(c.worker.dir, "/pkg");
-    auto copied = CopyPlainTree(program.library->library_path, c.package, /*overwrite=*/true,
+    auto copied = CopyPlainTree(program.library->artifact_path, c.package, /*overwrite=*/true,
                                 int64_t{1} << 30);
     if (!copied.ok()) c.started = copied.status();
   } else {

@@ -134,8 +134,8 @@ std::optional<CompileOutput> LoadCached(const std::string& entry_dir, const std:
   out.kernel_resources = ParsePtxasResources(out.log);  // nvcc's -Xptxas -v lines, if any
   out.ok = Exists(entry_dir + "/" + kOkMarker);
   if (out.ok) {
-    out.library_path = entry_dir + "/" + artifact;
-    if (!Exists(out.library_path)) return std::nullopt;
+    out.artifact_path = entry_dir + "/" + artifact;
+    if (!Exists(out.artifact_path)) return std::nullopt;
   }
   return out;
 }
@@ -266,7 +266,7 @@ absl::StatusOr<CompileOutput> Compiler::Build(const v1::Solution& solution, Tool
   }
   if (!out->deterministic) {  // not cached: the next attempt may well succeed
     out->ok = false;
-    out->library_path.clear();
+    out->artifact_path.clear();
     return out;
   }
   if (absl::Status s = Stage(staged, artifact, *out); !s.ok()) return s;

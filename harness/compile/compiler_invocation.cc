@@ -97,7 +97,7 @@ absl::StatusOr<CompileOutput> CompileOutcome(ProcessResult run, const std::strin
     return out;
   }
   out.ok = run.exit_code == 0;
-  if (out.ok) out.library_path = output_path;
+  if (out.ok) out.artifact_path = output_path;
   return out;
 }
 

@@ -292,7 +292,7 @@ absl::StatusOr<CompileOutput> OpenClToolchain::Compile(const v1::Solution& solut
   ok = Step(cxx, gen_dir, {"launcher.cc"}, output_path, cancel, &out);
   if (!ok.ok()) return ok.status();
   out.ok = *ok;
-  if (out.ok) out.library_path = output_path;
+  if (out.ok) out.artifact_path = output_path;
   return out;
 }
 

@@ -17,7 +17,7 @@ namespace kiln {
 
 struct CompileOutput {
   bool ok = false;
-  std::string library_path;   // the .so, when ok
+  std::string artifact_path;  // when ok: the .so, or the Python package folder
   std::string symbol;         // exported entry function
   std::string log;            // compiler diagnostics, with file:line as the compiler wrote them
   double seconds = 0;

@@ -4,7 +4,7 @@
 // compiled object (it is never loaded) and runs after every compile, cached builds included:
 // the allowance belongs to the definition, not to the build.
 //
-//   absl::Status s = CheckVendorLibraries(output.library_path, definition.name(), {"cublas"});
+//   absl::Status s = CheckVendorLibraries(output.artifact_path, definition.name(), {"cublas"});
 //   if (!s.ok()) ... REJECTED with s.message()
 #ifndef KILN_HARNESS_COMPILE_VENDOR_LIBRARY_POLICY_H_
 #define KILN_HARNESS_COMPILE_VENDOR_LIBRARY_POLICY_H_

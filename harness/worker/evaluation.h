@@ -47,7 +47,7 @@ inline constexpr int kExternalIncorrectDtype = 4;   // INCORRECT_DTYPE
 // Runs the request. Never fails as a function: every failure becomes the result's status
 // (RUNTIME_ERROR, or REJECTED for an integrity check) and error, with the trials completed so
 // far. PASSED means "ran cleanly".
-// `external` (optional) replaces request.library_path/symbol.
+// `external` (optional) replaces request.artifact_path/symbol.
 v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report,
                           const ExternalEntry* external = nullptr);
 

@@ -7,7 +7,7 @@
 namespace kiln {
 
 absl::StatusOr<SolutionLibrary> LoadSolution(const std::string& path, const std::string& symbol) {
-  if (path.empty()) return absl::InvalidArgumentError("request.library_path is empty");
+  if (path.empty()) return absl::InvalidArgumentError("request.artifact_path is empty");
   if (symbol.empty()) return absl::InvalidArgumentError("request.symbol is empty");
   dlerror();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

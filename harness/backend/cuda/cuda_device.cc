@@ -81,7 +81,7 @@ absl::Status CudaDevice::Initialize() {
     (void)rt_.GetLastError();
     clocks_unavailable_ = "the GPU's PCI bus id is unknown";
   }
-  absl::StatusOr<std::unique_ptr<CuptiTimer>> cupti = CuptiTimer::Create(rt_.library_dir);
+  absl::StatusOr<std::unique_ptr<CuptiTimer>> cupti = CuptiTimer::Create(rt_.cudart_dir);
   if (cupti.ok()) {
     cupti_ = *std::move(cupti);
     return absl::OkStatus();

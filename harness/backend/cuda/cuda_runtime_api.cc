@@ -67,7 +67,7 @@ absl::StatusOr<const CudaRuntimeApi*> Load() {
   }
   auto* rt = new CudaRuntimeApi();  // lives as long as the process, like the library
   rt->handle = *handle;
-  rt->library_dir = LoadedLibraryDir(rt->handle, "cudaGetDeviceCount");
+  rt->cudart_dir = LoadedLibraryDir(rt->handle, "cudaGetDeviceCount");
   if (absl::Status s = ResolveAll(rt, soname); !s.ok()) {
     delete rt;
     return absl::NotFoundError(absl::StrCat("cannot load ", soname, ": ", s.message()));

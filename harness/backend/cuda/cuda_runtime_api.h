@@ -21,7 +21,7 @@ namespace kiln {
 
 struct CudaRuntimeApi {
   void* handle = nullptr;
-  std::string library_dir;  // folder libcudart was loaded from ("" if unknown)
+  std::string cudart_dir;  // folder libcudart was loaded from ("" if unknown)
 
   decltype(&::cudaGetDeviceCount) GetDeviceCount = nullptr;
   decltype(&::cudaSetDevice) SetDevice = nullptr;

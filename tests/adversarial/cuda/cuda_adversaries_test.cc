@@ -103,7 +103,7 @@ TEST_CASE("every CUDA adversary compiles with nvcc", "[compile]") {
     REQUIRE(out.ok());
     INFO(out->log);
     REQUIRE(out->ok);
-    absl::Status policy = CheckForbiddenSymbols(out->library_path, "vector_add_f32", {});
+    absl::Status policy = CheckForbiddenSymbols(out->artifact_path, "vector_add_f32", {});
     if (std::string(a.name) == "cublas") {
       CHECK_THAT(std::string(policy.message()),
                  Catch::StartsWith("integrity.forbidden_symbol: solution uses cublasCreate_v2"));

@@ -41,18 +41,18 @@ TEST_CASE("a good cpp solution compiles into a library exporting its entry point
   CHECK_FALSE(out->cache_hit);
   CHECK(out->symbol == "run");
   CHECK(out->cache_key.size() == 64);
-  CHECK(out->library_path == dir.path() + "/" + out->cache_key + "/lib.so");
-  CHECK(Exists(out->library_path));
+  CHECK(out->artifact_path == dir.path() + "/" + out->cache_key + "/lib.so");
+  CHECK(Exists(out->artifact_path));
   CHECK(Exists(dir.path() + "/" + out->cache_key + "/compile.log"));
   CHECK(Exists(dir.path() + "/" + out->cache_key + "/ok"));
 
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->artifact_path);
   REQUIRE(symbols.ok());
   CHECK(std::find(symbols->defined.begin(), symbols->defined.end(), "run") !=
         symbols->defined.end());
 
   // The library loads and the entry point behaves as written.
-  void* handle = ::dlopen(out->library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(out->artifact_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(handle != nullptr);
   auto entry = reinterpret_cast<kiln_entry>(::dlsym(handle, "run"));
   REQUIRE(entry != nullptr);
@@ -80,7 +80,7 @@ TEST_CASE("a syntax error is a failed compile whose log names file and line") {
   INFO(out->log);
   CHECK_FALSE(out->ok);
   CHECK(absl::StrContains(out->log, "kernel.cc:4:"));
-  CHECK(out->library_path.empty());
+  CHECK(out->artifact_path.empty());
   CHECK_FALSE(Exists(dir.path() + "/" + out->cache_key + "/lib.so"));
 
   // Failures are cached too, with their log.
@@ -105,7 +105,7 @@ TEST_CASE("an entry point without extern \"C\" fails naming the entry point") {
   CHECK(absl::StrContains(out->log, "entry point 'run' is not exported"));
   CHECK(absl::StrContains(out->log, "extern \"C\""));
   CHECK(absl::StrContains(out->log, "run(kiln_tensor const*, int, kiln_context const*)"));
-  CHECK(out->library_path.empty());
+  CHECK(out->artifact_path.empty());
 }
 
 TEST_CASE("the second compile of the same solution is a cache hit") {
@@ -118,7 +118,7 @@ TEST_CASE("the second compile of the same solution is a cache hit") {
   REQUIRE(second.ok());
   CHECK(second->ok);
   CHECK(second->cache_hit);
-  CHECK(second->library_path == first->library_path);
+  CHECK(second->artifact_path == first->artifact_path);
   CHECK(second->cache_key == first->cache_key);
   CHECK(second->symbol == "run");
   CHECK(second->log == first->log);
@@ -128,7 +128,7 @@ TEST_CASE("the second compile of the same solution is a cache hit") {
   absl::StatusOr<CompileOutput> third = restarted.Compile(GoodSolution(), "host");
   REQUIRE(third.ok());
   CHECK(third->cache_hit);
-  CHECK(third->library_path == first->library_path);
+  CHECK(third->artifact_path == first->artifact_path);
 }
 
 TEST_CASE("the cache key changes with a byte of source, the target and the entry point") {
@@ -145,7 +145,7 @@ TEST_CASE("the cache key changes with a byte of source, the target and the entry
   REQUIRE(other.ok());
   CHECK_FALSE(other->cache_hit);
   CHECK(other->cache_key != base->cache_key);
-  CHECK(other->library_path != base->library_path);
+  CHECK(other->artifact_path != base->artifact_path);
 
   absl::StatusOr<CompileOutput> other_target = compiler.Compile(GoodSolution(), "other-cpu");
   REQUIRE(other_target.ok());
@@ -216,9 +216,9 @@ TEST_CASE("concurrent compiles of one solution all succeed with the same library
   for (const auto& out : outs) {
     REQUIRE(out.ok());
     CHECK(out->ok);
-    CHECK(out->library_path == outs[0]->library_path);
+    CHECK(out->artifact_path == outs[0]->artifact_path);
   }
-  CHECK(Exists(outs[0]->library_path));
+  CHECK(Exists(outs[0]->artifact_path));
   CHECK(std::filesystem::is_empty(dir.path() + "/staging"));
 }
 

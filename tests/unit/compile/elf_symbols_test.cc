@@ -32,7 +32,7 @@ std::string BuildLibrary(const ScratchDir& dir) {
   REQUIRE(out.ok());
   INFO(out->log);
   REQUIRE(out->ok);
-  return out->library_path;
+  return out->artifact_path;
 }
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {

@@ -70,16 +70,16 @@ TEST_CASE("a python package with a relative import is checked and laid out as ki
   INFO(out.log);
   REQUIRE(out.ok);
   CHECK(out.symbol == "run");
-  CHECK(absl::EndsWith(out.library_path, "/pkg"));
-  CHECK(std::filesystem::is_regular_file(out.library_path + "/kiln_solution/kernel.py"));
-  CHECK(std::filesystem::is_regular_file(out.library_path + "/kiln_solution/helpers.py"));
-  CHECK(std::filesystem::is_regular_file(out.library_path + "/kiln_solution/__init__.py"));
+  CHECK(absl::EndsWith(out.artifact_path, "/pkg"));
+  CHECK(std::filesystem::is_regular_file(out.artifact_path + "/kiln_solution/kernel.py"));
+  CHECK(std::filesystem::is_regular_file(out.artifact_path + "/kiln_solution/helpers.py"));
+  CHECK(std::filesystem::is_regular_file(out.artifact_path + "/kiln_solution/__init__.py"));
   CHECK_THAT(out.log, Catch::Contains("kernel.py::run: imported"));
 
   CompileOutput again = CompileOk(compiler, s);
   CHECK(again.ok);
   CHECK(again.cache_hit);
-  CHECK(again.library_path == out.library_path);
+  CHECK(again.artifact_path == out.artifact_path);
 }
 
 TEST_CASE("a syntax error is a compile error naming the file and line") {
@@ -91,7 +91,7 @@ TEST_CASE("a syntax error is a compile error naming the file and line") {
   CHECK_FALSE(out.ok);
   CHECK_THAT(out.log, Catch::StartsWith("sub/broken.py:2:"));
   CHECK_THAT(out.log, Catch::Contains("SyntaxError"));
-  CHECK(out.library_path.empty());
+  CHECK(out.artifact_path.empty());
 }
 
 TEST_CASE("an import the node lacks is a compile error naming the module") {

@@ -38,7 +38,7 @@ class Loaded {
     log_ = out->log;
     ok_ = out->ok;
     if (!ok_) return;
-    handle_ = ::dlopen(out->library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle_ = ::dlopen(out->artifact_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     REQUIRE(handle_ != nullptr);
   }
   ~Loaded() {

@@ -59,7 +59,7 @@ TEST_CASE(
   REQUIRE(out.ok);
   CHECK(out.symbol == "vector_add");
   CHECK_FALSE(out.cache_hit);
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out.library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out.artifact_path);
   REQUIRE(symbols.ok());
   CHECK(std::find(symbols->defined.begin(), symbols->defined.end(), "vector_add") !=
         symbols->defined.end());

@@ -24,7 +24,7 @@ TEST_CASE("the CUDA runtime and CUPTI load with every function kiln uses") {
         absl::StatusCode::kResourceExhausted);
   CHECK(CudaCallStatus(**rt, cudaSuccess, "cudaMalloc").ok());
 
-  absl::StatusOr<const CuptiApi*> cupti = LoadCupti((*rt)->library_dir);
+  absl::StatusOr<const CuptiApi*> cupti = LoadCupti((*rt)->cudart_dir);
   if (!cupti.ok()) {
     std::printf("[cuda] CUPTI not usable here: %s\n", cupti.status().ToString().c_str());
     CHECK_THAT(std::string(cupti.status().message()), !Catch::Contains("has no symbol"));

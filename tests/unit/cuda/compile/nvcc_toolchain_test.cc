@@ -87,7 +87,7 @@ TEST_CASE("the CUDA test solutions compile and export every entry point", "[nvcc
   REQUIRE(out.ok());
   INFO(out->log);
   REQUIRE(out->ok);
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->artifact_path);
   REQUIRE(symbols.ok());
   for (const char* entry : kEntryPoints) {
     INFO(entry);

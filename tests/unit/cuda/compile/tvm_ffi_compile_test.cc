@@ -42,7 +42,7 @@ void CheckBuildsAndExports(const v1::Solution& solution, const std::string& func
   INFO(out->log);
   REQUIRE(out->ok);
   CHECK(out->symbol == function);
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(out->artifact_path);
   REQUIRE(symbols.ok());
   const std::vector<std::string>& defined = symbols->defined;
   CHECK(std::find(defined.begin(), defined.end(), function) != defined.end());

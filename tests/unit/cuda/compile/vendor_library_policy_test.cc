@@ -77,7 +77,7 @@ TEST_CASE("a compiled solution calling cuBLAS is refused unless allowed", "[nvcc
   INFO(unlinked->log);
   REQUIRE(unlinked->ok);
   CHECK_THAT(unlinked->log, Catch::Contains("name 'cublas' in spec.dependencies"));
-  absl::Status refused = CheckVendorLibraries(unlinked->library_path, "gemm", {});
+  absl::Status refused = CheckVendorLibraries(unlinked->artifact_path, "gemm", {});
   CHECK(refused.message() ==
         "solution uses cublasGemmEx from cuBLAS, which definition 'gemm' does not allow");
 
@@ -87,8 +87,8 @@ TEST_CASE("a compiled solution calling cuBLAS is refused unless allowed", "[nvcc
   INFO(linked->log);
   REQUIRE(linked->ok);
   CHECK_THAT(linked->log, !Catch::Contains("spec.dependencies"));
-  CHECK(CheckVendorLibraries(linked->library_path, "gemm", {"cublas"}).ok());
-  CHECK_FALSE(CheckVendorLibraries(linked->library_path, "gemm", {}).ok());
+  CHECK(CheckVendorLibraries(linked->artifact_path, "gemm", {"cublas"}).ok());
+  CHECK_FALSE(CheckVendorLibraries(linked->artifact_path, "gemm", {}).ok());
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::string Compile() {
   REQUIRE(out.ok());
   INFO(out->log);
   REQUIRE(out->ok);
-  return out->library_path;
+  return out->artifact_path;
 }
 
 v1::TensorSpec Tensor(const std::string& name) {

@@ -33,7 +33,7 @@ std::string CompileVectorAdd() {
   REQUIRE(out.ok());
   INFO(out->log);
   REQUIRE(out->ok);
-  return out->library_path;
+  return out->artifact_path;
 }
 
 TEST_CASE("an OpenCL solution runs on the GPU and computes alpha * x + y", "[level_zero]") {
