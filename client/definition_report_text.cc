@@ -29,16 +29,6 @@ std::string FormatScore(const std::optional<double>& value) {
   return value.has_value() ? absl::StrFormat("%.2fx", *value) : "n/a";
 }
 
-// "1.02x-1.31x", the 95 % interval of a speedup; kAbsent when not known.
-std::string FormatInterval(const Interval& i) {
-  if (!(i.high > 0)) return kAbsent;
-  return absl::StrFormat("%.2fx-%.2fx", i.low, i.high);
-}
-
-std::string NoiseMark(const Interval& i) {
-  return i.value > 0 && CrossesOne(i) ? "crosses 1x" : "";
-}
-
 std::string RuleText(const DefinitionReport& report) {
   const std::string who = report.group_by == GroupBy::kTeam ? "team" : "solution";
   if (report.rule == Rule::kBest) {
@@ -89,7 +79,7 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
                                     FormatScore(c.score[kReferenceBaseline])};
     if (other) row.push_back(FormatScore(c.score[b]));
     const Interval known = c.score[b].has_value() ? c.score_interval[b] : Interval{};
-    row.push_back(FormatInterval(known));
+    row.push_back(FormatSpeedupInterval(known));
     row.push_back(NoiseMark(known));
     row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
     for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
@@ -171,7 +161,7 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
       table.AddRow({k == 0 ? ids[i] : "",
                     k == 0 ? AxesText(report.workloads[i].workload) : "", order[k]->name,
                     cw.best_latency_ms > 0 ? FormatMs(cw.best_latency_ms) : "no PASSED run",
-                    FormatSpeedup(cw.speedup[b]), FormatInterval(cw.speedup_interval[b]),
+                    FormatSpeedup(cw.speedup[b]), FormatSpeedupInterval(cw.speedup_interval[b]),
                     NoiseMark(cw.speedup_interval[b]), cw.run_id.empty() ? kAbsent : cw.run_id,
                     lead});
     }

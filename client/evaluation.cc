@@ -73,36 +73,59 @@ void NoteRunId(const std::string& id, const v1::EvaluateRequest& request, Consol
 
 }  // namespace
 
+StreamedRuns ReadRunEvents(
+    grpc::ClientReaderInterface<v1::EvaluateEvent>& reader,
+    const std::function<void(const v1::Progress& progress, bool first)>& on_progress) {
+  StreamedRuns streamed;
+  std::map<std::string, google::protobuf::RepeatedPtrField<v1::Trace>> traces;
+  v1::EvaluateEvent event;
+  while (reader.Read(&event)) {
+    if (event.has_progress()) {
+      const v1::Progress& p = event.progress();
+      const bool first = !p.run_id().empty() && traces.count(p.run_id()) == 0;
+      if (first) {
+        traces[p.run_id()];
+        streamed.run_ids.push_back(p.run_id());
+      }
+      on_progress(p, first);
+      if (p.has_trace()) *traces[p.run_id()].Add() = p.trace();
+    } else if (event.has_run()) {
+      v1::Run run = event.run();
+      if (traces.count(run.run_id()) == 0) streamed.run_ids.push_back(run.run_id());
+      // A final run without traces (a server that streamed them already) gets the streamed ones.
+      if (run.traces().empty()) *run.mutable_traces() = traces[run.run_id()];
+      streamed.runs[run.run_id()] = std::move(run);
+    }
+  }
+  streamed.status = reader.Finish();
+  return streamed;
+}
+
 EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
                                    double timeout_s, Console& console) {
-  EvaluationOutcome outcome;
   grpc::ClientContext context;
   connection.Prepare(&context, timeout_s);
   InterruptCancels interrupts(&context);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       connection.stub().Evaluate(&context, request);
   ProgressPrinter progress(console.err, console.err_is_tty);
-  google::protobuf::RepeatedPtrField<v1::Trace> traces;
-  v1::EvaluateEvent event;
-  while (reader->Read(&event)) {
-    if (event.has_progress()) {
-      const v1::Progress& p = event.progress();
-      if (outcome.run_id.empty() && !p.run_id().empty()) {
-        outcome.run_id = p.run_id();
-        NoteRunId(outcome.run_id, request, console);
-      }
-      progress.Print(p);
-      if (p.has_trace()) *traces.Add() = p.trace();
-    } else if (event.has_run()) {
-      outcome.run = event.run();
-      if (outcome.run_id.empty()) outcome.run_id = outcome.run->run_id();
-    }
-  }
+  StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
+    if (first) NoteRunId(p.run_id(), request, console);
+    progress.Print(p);
+  });
   progress.Finish();
-  outcome.status = reader->Finish();
+  EvaluationOutcome outcome = OneRun(std::move(streamed));
   outcome.interrupted = interrupts.fired();
-  // A final run without traces (a server that streamed them already) gets the streamed ones.
-  if (outcome.run && outcome.run->traces().empty()) *outcome.run->mutable_traces() = traces;
+  return outcome;
+}
+
+EvaluationOutcome OneRun(StreamedRuns streamed) {
+  EvaluationOutcome outcome;
+  outcome.status = streamed.status;
+  if (!streamed.run_ids.empty()) outcome.run_id = streamed.run_ids.front();
+  if (auto it = streamed.runs.find(outcome.run_id); it != streamed.runs.end()) {
+    outcome.run = std::move(it->second);
+  }
   return outcome;
 }
 
@@ -159,33 +182,24 @@ BatchOutcome StreamBatch(Connection& connection, const v1::EvaluateBatchRequest&
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       connection.stub().EvaluateBatch(&context, request);
   ProgressPrinter progress(console.err, /*in_place=*/false);  // several runs interleave
-  std::map<std::string, google::protobuf::RepeatedPtrField<v1::Trace>> traces;
-  v1::EvaluateEvent event;
-  while (reader->Read(&event)) {
-    if (event.has_progress()) {
-      const v1::Progress& p = event.progress();
-      if (!p.run_id().empty() && traces.count(p.run_id()) == 0) {
-        traces[p.run_id()];
-        outcome.run_ids.push_back(p.run_id());
-        const int i = static_cast<int>(outcome.run_ids.size()) - 1;
-        console.err << "kiln: run " << p.run_id() << " admitted ("
-                    << (i < request.solutions_size()
-                            ? absl::StrCat("solution ", request.solutions(i).name())
-                        : i < request.confirm_runs_size()
-                            ? absl::StrCat("confirming run ", request.confirm_runs(i))
-                            : std::string("batch run"))
-                    << ")\n" << std::flush;
-      }
-      progress.Print(p);
-      if (p.has_trace()) *traces[p.run_id()].Add() = p.trace();
-    } else if (event.has_run()) {
-      v1::Run run = event.run();
-      if (run.traces().empty()) *run.mutable_traces() = traces[run.run_id()];
-      outcome.runs[run.run_id()] = std::move(run);
+  int admitted = 0;
+  StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
+    if (first) {
+      const int i = admitted++;
+      console.err << "kiln: run " << p.run_id() << " admitted ("
+                  << (i < request.solutions_size()
+                          ? absl::StrCat("solution ", request.solutions(i).name())
+                      : i < request.confirm_runs_size()
+                          ? absl::StrCat("confirming run ", request.confirm_runs(i))
+                          : std::string("batch run"))
+                  << ")\n" << std::flush;
     }
-  }
+    progress.Print(p);
+  });
   progress.Finish();
-  outcome.status = reader->Finish();
+  outcome.run_ids = std::move(streamed.run_ids);
+  outcome.runs = std::move(streamed.runs);
+  outcome.status = streamed.status;
   outcome.interrupted = interrupts.fired();
   return outcome;
 }

@@ -6,6 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,12 +18,29 @@
 
 namespace kiln::cli {
 
+// What an Evaluate or EvaluateBatch stream carried: each run (in the order of its first event)
+// with its final Run, whose traces are the streamed ones when the final event has none.
+struct StreamedRuns {
+  std::vector<std::string> run_ids;
+  std::map<std::string, v1::Run> runs;  // final runs, by id
+  grpc::Status status;                  // how the call ended
+};
+
+// Reads `reader` to its end; `on_progress(progress, first)` sees every progress event, `first`
+// for a run's first one.
+StreamedRuns ReadRunEvents(
+    grpc::ClientReaderInterface<v1::EvaluateEvent>& reader,
+    const std::function<void(const v1::Progress& progress, bool first)>& on_progress);
+
 struct EvaluationOutcome {
   std::string run_id;          // from the first event; empty if none came
   std::optional<v1::Run> run;  // the final event's run
   grpc::Status status;         // how the call ended
   bool interrupted = false;    // cancelled by Ctrl-C
 };
+
+// The outcome of an Evaluate stream (one run): its id and final run, and how the call ended.
+EvaluationOutcome OneRun(StreamedRuns streamed);
 
 // Streams Evaluate with a deadline of `timeout_s`, printing progress on console.err. While it
 // runs, SIGINT cancels the call (the harness then marks the run CANCELLED).

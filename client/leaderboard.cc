@@ -23,16 +23,23 @@ namespace {
 constexpr int kMaxConfirm = 64;  // EvaluateBatch's limit
 constexpr double kConfirmTimeoutS = 3600;
 
-// "1.02x-1.31x"; kAbsent when the score is not known.
-std::string FormatInterval(double low, double high) {
-  if (!(high > 0)) return kAbsent;
-  return absl::StrCat(FormatSpeedup(low), "-", FormatSpeedup(high));
+// The score, its 95 % interval and the noise mark (whether the interval holds 1x): the cells
+// the leaderboard and the confirmation table share.
+std::vector<std::string> ScoreCells(double value, double low, double high) {
+  const Interval score{low, value, high};
+  return {FormatSpeedup(value), FormatSpeedupInterval(score), NoiseMark(score)};
 }
 
-// The noise column: whether the 95 % interval of the score holds 1x.
-std::string NoiseMark(double value, double low, double high) {
-  if (!(value > 0)) return "";
-  return CrossesOne(Interval{low, value, high}) ? "crosses 1x" : "";
+// The leaderboard's and the confirmation's first columns: place, team, then ScoreCells.
+std::vector<Column> ScoreColumns() {
+  return {{"#", Align::kRight}, {"team"},  {"score", Align::kRight}, {"95% interval", Align::kRight},
+          {"noise"},            {"status"}};
+}
+
+// `head` followed by `tail`.
+std::vector<std::string> Row(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
 }
 
 std::string RuleLine(const v1::Leaderboard& board) {
@@ -50,30 +57,25 @@ std::string LeaderboardText(const v1::Leaderboard& board) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
                                  RuleLine(board), "\n");
   if (board.entries().empty()) return out + "no ranked runs yet\n";
-  Table table({{"#", Align::kRight},
-               {"team"},
-               {"score", Align::kRight},
-               {"95% interval", Align::kRight},
-               {"noise"},
-               {"status"},
-               {"passed", Align::kRight},
-               {"latency ms", Align::kRight},
-               {"solution"},
-               {"run"},
-               {"submitted"},
-               {"runs passed", Align::kRight}});
+  std::vector<Column> columns = ScoreColumns();
+  columns.insert(columns.end(), {{"passed", Align::kRight},
+                                 {"latency ms", Align::kRight},
+                                 {"solution"},
+                                 {"run"},
+                                 {"submitted"},
+                                 {"runs passed", Align::kRight}});
+  Table table(std::move(columns));
   int place = 0;
   int crossing = 0;
   for (const v1::LeaderboardEntry& e : board.entries()) {
-    const std::string noise = NoiseMark(e.score(), e.score_ci95_low(), e.score_ci95_high());
-    if (!noise.empty()) ++crossing;
-    table.AddRow({absl::StrCat(++place), e.principal(), FormatSpeedup(e.score()),
-                  FormatInterval(e.score_ci95_low(), e.score_ci95_high()), noise,
-                  std::string(StatusName(e.status())),
-                  absl::StrCat(e.passed_workloads(), "/", e.workload_count()),
-                  FormatMs(e.mean_latency_ms()), e.solution_name(),
-                  absl::StrCat(RunLabel(e.run_id()), e.designated() ? " (designated)" : ""),
-                  FormatUnixMs(e.created_unix_ms()), absl::StrCat(e.passed_runs())});
+    std::vector<std::string> score = ScoreCells(e.score(), e.score_ci95_low(), e.score_ci95_high());
+    if (!score[2].empty()) ++crossing;
+    score.push_back(std::string(StatusName(e.status())));
+    table.AddRow(Row(Row({absl::StrCat(++place), e.principal()}, score),
+                     {absl::StrCat(e.passed_workloads(), "/", e.workload_count()),
+                      FormatMs(e.mean_latency_ms()), e.solution_name(),
+                      absl::StrCat(RunLabel(e.run_id()), e.designated() ? " (designated)" : ""),
+                      FormatUnixMs(e.created_unix_ms()), absl::StrCat(e.passed_runs())}));
   }
   out += table.Render();
   out +=
@@ -158,26 +160,22 @@ int Confirm(const Invocation& inv, Connection& connection, const v1::Leaderboard
   }
   console.out << LeaderboardText(board) << "\nconfirmation: the top " << count
               << " evaluated again together (one batch: same inputs, one reference computation)\n";
-  Table table({{"#", Align::kRight},
-               {"team"},
-               {"score", Align::kRight},
-               {"95% interval", Align::kRight},
-               {"noise"},
-               {"status"},
-               {"ranked #", Align::kRight},
-               {"ranked score", Align::kRight},
-               {"confirmation run"},
-               {"of run"}});
+  std::vector<Column> columns = ScoreColumns();
+  columns.insert(columns.end(), {{"ranked #", Align::kRight},
+                                 {"ranked score", Align::kRight},
+                                 {"confirmation run"},
+                                 {"of run"}});
+  Table table(std::move(columns));
   int place = 0;
   for (size_t i : order) {
     const Confirmed& c = confirmed[i];
     const Interval& s = c.score.score;
-    table.AddRow({absl::StrCat(++place), c.entry->principal(), FormatSpeedup(s.value),
-                  FormatInterval(s.low, s.high), NoiseMark(s.value, s.low, s.high),
-                  c.run != nullptr ? std::string(StatusName(c.run->status())) : "NO RESULT",
-                  absl::StrCat(i + 1), FormatSpeedup(c.entry->score()),
-                  c.run != nullptr ? RunLabel(c.run->run_id()) : kAbsent,
-                  RunLabel(c.entry->run_id())});
+    std::vector<std::string> score = ScoreCells(s.value, s.low, s.high);
+    score.push_back(c.run != nullptr ? std::string(StatusName(c.run->status())) : "NO RESULT");
+    table.AddRow(Row(Row({absl::StrCat(++place), c.entry->principal()}, score),
+                     {absl::StrCat(i + 1), FormatSpeedup(c.entry->score()),
+                      c.run != nullptr ? RunLabel(c.run->run_id()) : kAbsent,
+                      RunLabel(c.entry->run_id())}));
   }
   console.out << table.Render();
   if (!outcome.status.ok()) {

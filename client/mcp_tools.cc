@@ -330,38 +330,27 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
   call.state.SetContext(&context);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       connection_->stub().Evaluate(&context, request);
-  EvaluationOutcome outcome;
-  google::protobuf::RepeatedPtrField<v1::Trace> traces;
-  v1::EvaluateEvent event;
   std::string last_stage;
-  while (reader->Read(&event)) {
-    if (event.has_progress()) {
-      const v1::Progress& p = event.progress();
-      if (outcome.run_id.empty() && !p.run_id().empty()) {
-        outcome.run_id = p.run_id();
-        ++evaluations_;
-        if (!options_.ledger_path.empty()) {
-          std::lock_guard<std::mutex> lock(ledger_mu_);
-          std::ofstream ledger(options_.ledger_path, std::ios::app);
-          ledger << outcome.run_id << "\n";
-        }
-        call.progress(absl::StrCat("run ", outcome.run_id, " admitted"));
+  StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
+    if (first) {
+      ++evaluations_;
+      if (!options_.ledger_path.empty()) {
+        std::lock_guard<std::mutex> lock(ledger_mu_);
+        std::ofstream ledger(options_.ledger_path, std::ios::app);
+        ledger << p.run_id() << "\n";
       }
-      if (p.has_trace()) {
-        *traces.Add() = p.trace();
-        call.progress(WorkloadLine(p.trace(), p.workload_index(), p.workload_count()));
-      } else if (!p.message().empty() && p.message() != last_stage) {
-        last_stage = p.message();
-        call.progress(p.message());
-      }
-    } else if (event.has_run()) {
-      outcome.run = event.run();
+      call.progress(absl::StrCat("run ", p.run_id(), " admitted"));
     }
-  }
-  outcome.status = reader->Finish();
+    if (p.has_trace()) {
+      call.progress(WorkloadLine(p.trace(), p.workload_index(), p.workload_count()));
+    } else if (!p.message().empty() && p.message() != last_stage) {
+      last_stage = p.message();
+      call.progress(p.message());
+    }
+  });
   call.state.SetContext(nullptr);
   if (call.state.cancelled()) return {"cancelled", nullptr, true};
-  if (outcome.run && outcome.run->traces().empty()) *outcome.run->mutable_traces() = traces;
+  EvaluationOutcome outcome = OneRun(std::move(streamed));
   if (!outcome.status.ok() || !outcome.run) {
     ToolResult r = CallError(*connection_, outcome.status);
     if (!outcome.run_id.empty()) {

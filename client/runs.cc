@@ -133,13 +133,13 @@ std::string RunSources(const v1::Run& run) {
   return out;
 }
 
-Json RunJson(const v1::Run& run) {
+}  // namespace
+
+Json RunShowJson(const v1::Run& run) {
   Json json = ProtoToJson(run);
   json["traces"] = TracesToJson(run.traces());
   return json;
 }
-
-}  // namespace
 
 int RunRunsList(const Invocation& inv, Console& console) {
   absl::StatusOr<int> limit = IntFlag(inv, "limit", 0);
@@ -206,8 +206,6 @@ std::string RunShowText(const v1::Run& run) {
   return out;
 }
 
-Json RunShowJson(const v1::Run& run) { return RunJson(run); }
-
 int RunRunsShow(const Invocation& inv, Console& console) {
   Connection connection(inv);
   v1::GetRunRequest request;
@@ -219,7 +217,7 @@ int RunRunsShow(const Invocation& inv, Console& console) {
   grpc::Status status = connection.stub().GetRun(&context, request, &run);
   if (!status.ok()) return connection.Fail(status, console);
   if (inv.args.Has("json")) {
-    console.out << Dump(RunJson(run));
+    console.out << Dump(RunShowJson(run));
     return kExitOk;
   }
   console.out << RunShowText(run);

@@ -5,7 +5,9 @@
 #include <ctime>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "harness/model/speedup_interval.h"
 
 namespace kiln::cli {
 
@@ -63,6 +65,15 @@ std::string FormatMs(double ms) {
 std::string FormatSpeedup(double factor) {
   if (!std::isfinite(factor) || factor <= 0) return kAbsent;
   return absl::StrFormat("%.2fx", factor);
+}
+
+std::string FormatSpeedupInterval(const Interval& speedup) {
+  if (!(speedup.high > 0)) return kAbsent;
+  return absl::StrCat(FormatSpeedup(speedup.low), "-", FormatSpeedup(speedup.high));
+}
+
+std::string NoiseMark(const Interval& speedup) {
+  return speedup.value > 0 && CrossesOne(speedup) ? "crosses 1x" : "";
 }
 
 std::string FormatError(double value) {

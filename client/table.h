@@ -11,6 +11,10 @@
 #include <string_view>
 #include <vector>
 
+namespace kiln {
+struct Interval;  // harness/model/speedup_interval.h
+}  // namespace kiln
+
 namespace kiln::cli {
 
 enum class Align { kLeft, kRight };
@@ -46,6 +50,10 @@ inline constexpr char kAbsent[] = "-";
 std::string FormatMs(double ms);
 // "2.68x"; kAbsent when not positive or not finite.
 std::string FormatSpeedup(double factor);
+// "1.02x-1.31x", the 95 % interval of a speedup; kAbsent when it is not known.
+std::string FormatSpeedupInterval(const Interval& speedup);
+// "crosses 1x" when a known speedup's 95 % interval holds 1x, else "".
+std::string NoiseMark(const Interval& speedup);
 // Errors in scientific notation ("1.00e+00"); "nan", "inf" spelled out.
 std::string FormatError(double value);
 // Seconds with two decimals ("1.23").

@@ -29,19 +29,6 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-absl::StatusOr<std::string> DefinitionName(const v1::EvaluateRequest& request) {
-  const std::string& named = request.definition();
-  const std::string& solution_def = request.solution().definition();
-  if (named.empty() && solution_def.empty()) {
-    return absl::InvalidArgumentError("definition: required");
-  }
-  if (!named.empty() && !solution_def.empty() && named != solution_def) {
-    return absl::InvalidArgumentError(absl::StrCat("solution.definition: '", solution_def,
-                                                   "' does not match definition '", named, "'"));
-  }
-  return named.empty() ? solution_def : named;
-}
-
 absl::StatusOr<v1::Definition> RegisteredDefinition(Archive& archive, const std::string& name,
                                                     const std::string& field) {
   auto def = DefinitionForRuns(archive, name);
@@ -268,16 +255,20 @@ std::string CannotEvaluate(const v1::Definition& def, const AdmissionPolicy& pol
 absl::StatusOr<AdmittedRun> AdmitRequest(const v1::EvaluateRequest& request, Archive& archive,
                                          const AdmissionPolicy& policy) {
   AdmittedRun run;
-  // An unknown `definition` (a typo) is named as such before the solution is compared with it.
-  if (!request.definition().empty()) {
-    auto named = RegisteredDefinition(archive, request.definition(), "definition");
-    if (!named.ok()) return named.status();
+  const std::string& named = request.definition();
+  const std::string& solution_def = request.solution().definition();
+  if (named.empty() && solution_def.empty()) {
+    return absl::InvalidArgumentError("definition: required");
   }
-  auto name = DefinitionName(request);
-  if (!name.ok()) return name.status();
-  auto def = RegisteredDefinition(archive, *name,
-                                  request.definition().empty() ? "solution.definition" : "definition");
+  // The definition is looked up first: an unknown `definition` (a typo) is named as such, not
+  // blamed on the solution that names another.
+  auto def = RegisteredDefinition(archive, named.empty() ? solution_def : named,
+                                  named.empty() ? "solution.definition" : "definition");
   if (!def.ok()) return def.status();
+  if (!named.empty() && !solution_def.empty() && named != solution_def) {
+    return absl::InvalidArgumentError(absl::StrCat("solution.definition: '", solution_def,
+                                                   "' does not match definition '", named, "'"));
+  }
   run.definition = *std::move(def);
 
   if (absl::Status s = ValidateSolution(run.definition, request.solution(), policy.limits);

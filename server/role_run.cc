@@ -65,7 +65,7 @@ std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
   } else if (program.python_solution != nullptr) {
     const v1::BuildSpec& spec = program.python_solution->spec();
     const bool dps = !spec.has_destination_passing_style() || spec.destination_passing_style();
-    args.insert(args.end(), {"--solution", program.library->artifact_path, "--entry",
+    args.insert(args.end(), {"--solution", program.build->artifact_path, "--entry",
                              spec.entry_point(), "--style", dps ? "dps" : "value"});
   } else {
     args.insert(args.end(), {"--baseline", program.baseline});
@@ -88,8 +88,8 @@ std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, cons
   const std::string bundle_lib =
       std::filesystem::path(worker_dir + "/../lib").lexically_normal().string();
   std::vector<std::string> readable = {worker_dir, bundle_lib, node.blob_root};
-  if (program.library != nullptr) {
-    const std::string& path = program.library->artifact_path;
+  if (program.build != nullptr) {
+    const std::string& path = program.build->artifact_path;
     readable.push_back(path.substr(0, path.rfind('/')));
   }
   if (program.python() && node.python != nullptr) {
@@ -131,7 +131,7 @@ int64_t HostFlushOverride(const NodeContext& node, const WorkloadJob& job) {
 
 RoleProgram Compiled(const CompileOutput* library) {
   RoleProgram p;
-  p.library = library;
+  p.build = library;
   return p;
 }
 RoleProgram Python(const std::string& baseline) {
@@ -144,7 +144,7 @@ RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
                   const std::string& label) {
   const bool python = solution != nullptr && IsPythonLanguage(solution->spec().language());
   RoleProgram p;
-  p.library = build;
+  p.build = build;
   p.python_solution = python ? solution : nullptr;
   p.label = label;
   return p;
@@ -197,9 +197,9 @@ v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worke
   request.set_role(role);
   request.set_measure(measure);
   request.set_output_dir(output_dir);
-  if (!program.python() && program.library != nullptr) {
-    request.set_library_path(program.library->artifact_path);
-    request.set_symbol(program.library->symbol);
+  if (!program.python() && program.build != nullptr) {
+    request.set_library_path(program.build->artifact_path);
+    request.set_symbol(program.build->symbol);
   }
   if (worker.device_zero) request.set_device_index(0);
   return request;

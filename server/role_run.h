@@ -33,9 +33,9 @@ struct RoleRun {
 // probe); the Python runner over the definition's `reference` (as `baseline`: reference |
 // torch_eager | torch_compile), or over a Python/Triton solution's checked package.
 struct RoleProgram {
-  const CompileOutput* library = nullptr;  // the .so, or the Python solution's package
+  const CompileOutput* build = nullptr;  // the .so, or the Python solution's package
   std::string baseline;                    // the Python reference, as this baseline
-  const v1::Solution* python_solution = nullptr;  // set: `library` is its package
+  const v1::Solution* python_solution = nullptr;  // set: `build` is its package
   std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
   std::string backend;  // the backend its requests name (PrepareRoleWorker pins a cuda worker)
   // A candidate's worker started before its solution is known: "python" (the Python runner,

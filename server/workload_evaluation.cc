@@ -561,7 +561,7 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
     c.spare_dir = c.worker.dir;
     // The spare was started with no access to any solution: its package is copied in.
     c.package = absl::StrCat(c.worker.dir, "/pkg");
-    auto copied = CopyPlainTree(program.library->artifact_path, c.package, /*overwrite=*/true,
+    auto copied = CopyPlainTree(program.build->artifact_path, c.package, /*overwrite=*/true,
                                 int64_t{1} << 30);
     if (!copied.ok()) c.started = copied.status();
   } else {
@@ -573,7 +573,7 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
     c.worker = *std::move(prepared);
   }
   if (python) {
-    (void)CopyPlainTree(TritonCacheOf(*program.library),
+    (void)CopyPlainTree(TritonCacheOf(*program.build),
                         absl::StrCat(c.worker.dir, "/triton_cache"), /*overwrite=*/false,
                         kMaxTritonCacheBytes);
     // The next Python candidate on this slot finds its interpreter started.

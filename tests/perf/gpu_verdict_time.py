@@ -37,6 +37,8 @@ sys.path.insert(0, HERE)
 import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget, parse_json)
 
 GPU_DIR = os.path.join(HERE, "..", "gpu")
+sys.path.insert(0, GPU_DIR)
+from python_solutions import find_file as find  # noqa: E402
 LINES = [1, 7, 5]  # rmsnorm_h4096.jsonl: batch 7, 64, 14418
 
 
@@ -59,13 +61,6 @@ class Node(agreement.Harness):
                 return r.read().decode()
         except OSError as e:
             return f"# unavailable: {e}\n"
-
-
-def find(root, name):
-    for folder, _, files in os.walk(root):
-        if name in files:
-            return os.path.join(folder, name)
-    raise SystemExit(f"{name} not found under {root}")
 
 
 def stage(dataset, work):
