@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -585,6 +586,12 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
     c.started.Update(MakeDirs(absl::StrCat(c.worker.dir, "/w", w->job->index, "/out")));
   }
   if (!c.started.ok() || c.session != nullptr) return c;
+  if (!python && program.backend != "host") {
+    // Its device opened before the first request (harness/worker/main.cc).
+    const int index = c.worker.device_zero ? 0 : PlacementOf(job).index;
+    c.worker.launch.env_overrides.push_back(
+        absl::StrCat("KILN_WORKER_DEVICE=", program.backend, ":", index));
+  }
   auto session = WorkerSession::Start(c.worker.launch);
   if (!session.ok()) {
     c.started = session.status();
@@ -592,6 +599,17 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
   }
   c.session = *std::move(session);
   return c;
+}
+
+// Whether every workload's reference latency is in the node's timing cache: the references
+// then only compute outputs, and nothing of this run is timed before the candidate.
+bool ReferencesCached(const NodeContext& node, const std::vector<WorkloadJob>& jobs) {
+  for (const WorkloadJob& job : jobs) {
+    if (!node.reference_timings->Find(TimingCacheKey(node, job, "reference")).has_value()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -607,10 +625,35 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     if (!w.ref_folder.empty()) (void)RemoveTree(w.ref_folder);
     done(w.job->index, std::move(w.out));
   };
+  if (jobs.empty()) return;
+  for (size_t i = 0; i < jobs.size(); ++i) states[i].job = &jobs[i];
+  RoleProgram program = Candidate(jobs.front());
+  program.backend = jobs.front().backend->name;
+  const std::string first_folder = absl::StrCat(run_dir, "/cand");
+  // The candidate's process starts (and opens its device) while the references run when none
+  // of them is timed: their latencies are all cached, so they only compute outputs. Starting a
+  // process and creating a context is CPU and driver work that would disturb a reference being
+  // timed; and nothing of the candidate runs before its first request (the worker loads the
+  // solution then), so no candidate code runs beside a reference either way.
+  std::future<CandidateWorker> early;
+  if (ReferencesCached(node, jobs) && !cancelled()) {
+    std::vector<WorkloadState*> all;
+    for (WorkloadState& w : states) all.push_back(&w);
+    early = std::async(std::launch::async, [&node, &jobs, program, first_folder, all] {
+      return StartCandidate(node, jobs.front(), program, first_folder, all,
+                            /*may_use_spare=*/true);
+    });
+  }
+  // A candidate started early and not used: its process ends, its spare folder goes.
+  auto drop_early = [&early] {
+    if (!early.valid()) return;
+    CandidateWorker unused = early.get();
+    unused.session.reset();
+    if (!unused.spare_dir.empty()) (void)RemoveTree(unused.spare_dir);
+  };
   // 1. Every reference first: nothing of the candidate runs while a reference is timed.
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (cancelled()) break;
-    states[i].job = &jobs[i];
     on_workload(jobs[i].index);
     const auto t0 = absl::Now();
     const bool ok = ReferencePhase(node, on_stage, cancel, states[i]);
@@ -622,6 +665,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     }
   }
   if (ready.empty() || cancelled()) {
+    drop_early();
     for (WorkloadState* w : ready) {
       SetFailure(w->out, v1::CANCELLED, "cancelled", "");
       finish(*w);
@@ -634,11 +678,13 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   // 2. The candidate: one fresh process for all its workloads (a new one only after a failure
   // ended the last), each workload judged as soon as its result is in.
   const WorkloadJob& first = *ready.front()->job;
-  RoleProgram program = Candidate(first);
-  program.backend = first.backend->name;
   const bool baselines = first.baselines != nullptr && !first.baselines->empty();
   CandidateWorker cand;
   int processes = 0;
+  if (early.valid()) {
+    cand = early.get();
+    processes = 1;
+  }
   bool all_passed = true;
   for (size_t k = 0; k < ready.size(); ++k) {
     WorkloadState& w = *ready[k];
@@ -654,8 +700,8 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
       std::vector<WorkloadState*> rest(ready.begin() + static_cast<long>(k), ready.end());
       if (!cand.spare_dir.empty()) (void)RemoveTree(cand.spare_dir);
       cand = StartCandidate(node, *w.job, program,
-                            absl::StrCat(run_dir, "/cand", processes == 0 ? "" : "_",
-                                         processes == 0 ? "" : absl::StrCat(processes)),
+                            processes == 0 ? first_folder
+                                           : absl::StrCat(first_folder, "_", processes),
                             rest, /*may_use_spare=*/processes == 0);
       ++processes;
     }

@@ -68,6 +68,20 @@ class Device : public TimedDevice {
   // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
   // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
   virtual double LastCallUnjoinedMs() const { return 0; }
+  // Fills `numel` elements of `dtype` at `dst` (device memory) with input `input_index`'s values
+  // for `seed` under kiln's random scheme (harness/verify/input_generator.h), computed on the
+  // device; complete when the call returns. UNIMPLEMENTED where the backend or the dtype has no
+  // device generator; the caller then generates on the host and copies. The bits must equal the
+  // host generator's: callers compare a sample before relying on it (TensorSet).
+  virtual absl::Status FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel,
+                                          uint64_t seed, int input_index) {
+    (void)dst;
+    (void)dtype;
+    (void)numel;
+    (void)seed;
+    (void)input_index;
+    return absl::UnimplementedError("no device-side input generator on this backend");
+  }
   // Checksums of device memory computed on the device, one per region, comparable only with
   // other values from the same Device. UNIMPLEMENTED when the backend cannot; the caller then
   // copies the memory to the host and uses Checksum64.

@@ -42,6 +42,12 @@ uint64_t MixSeed(const std::string& server_secret, const std::string& run_id,
 void FillRandom(v1::DType dtype, int64_t numel, uint64_t seed, int input_index, void* dst,
                 int threads = 0);
 
+// Elements [first, first + count) of what FillRandom writes, into `dst` (host memory of
+// DTypeStorageBytes(dtype, count) bytes, its first byte holding element `first`): a few
+// elements of a large input without generating the rest. For sub-byte dtypes `first` is even.
+void FillRandomSpan(v1::DType dtype, int64_t first, int64_t count, uint64_t seed, int input_index,
+                    void* dst);
+
 // Fills `dst` (host memory of DTypeStorageBytes(spec.dtype, numel) bytes) with input
 // `input_index` of the definition for `seed`. For SCALAR inputs writes the scalar converted to
 // spec.dtype; for SAFETENSORS reads `input.path` (relative paths against `blob_root`) and checks

@@ -14,6 +14,7 @@
 #include "harness/model/dtype.h"
 #include "harness/verify/input_generator.h"
 #include "harness/verify/philox_round.h"
+#include "harness/verify/random_scheme.h"
 
 namespace kiln {
 namespace {
@@ -52,59 +53,9 @@ void PhiloxBatch(uint64_t counter_hi, uint64_t first_block, uint64_t key, Words*
   }
 }
 
-// The normal transform runs in float32 with fixed polynomials instead of libm, for speed and so
-// that the bits do not depend on the libm a node happens to have: only +, -, *, / and sqrt are
-// used, which IEEE 754 rounds identically everywhere, provided nothing is fused into an FMA
-// (GCC in ISO C++ mode does not contract; clang is told so below).
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
-
-// -2 ln(u) for u in (0, 1): u = m * 2^e with m in [sqrt(1/2), sqrt(2)), and
-// ln m = 2 atanh(s) = 2 (s + s^3/3 + ... + s^9/9) with s = (m - 1) / (m + 1), |s| < 0.172.
-inline float MinusTwoLog(float u) {
-  constexpr uint32_t kSqrtHalfBits = 0x3f3504f3u;
-  constexpr float kLn2 = 0.693147180559945309f;
-  const uint32_t bits = std::bit_cast<uint32_t>(u);
-  const int32_t e = static_cast<int32_t>(bits - kSqrtHalfBits) >> 23;
-  const float m = std::bit_cast<float>(bits - (static_cast<uint32_t>(e) << 23));
-  const float s = (m - 1.0f) / (m + 1.0f);
-  const float s2 = s * s;
-  const float ln_m =
-      s * (2.0f + s2 * (2.0f / 3 + s2 * (2.0f / 5 + s2 * (2.0f / 7 + s2 * (2.0f / 9)))));
-  return -2.0f * (static_cast<float>(e) * kLn2 + ln_m);
-}
-
-// Multiplies r by cos and sin of 2 pi w / 2^32: the top two bits of w pick the quadrant, the
-// next 24 the angle phi = x + pi/4 within it (x in [-pi/4, pi/4); Taylor polynomials of degree
-// 9 and 10, accurate to float rounding there).
-inline void PolarToCartesian(float r, uint32_t w, float* x_out, float* y_out) {
-  constexpr float kQuarterTurnStep = 1.57079632679489662f / 16777216.0f;  // (pi/2) / 2^24
-  constexpr float kEighthTurn = 0.785398163397448310f;
-  constexpr float kSqrtHalf = 0.707106781186547524f;
-  const uint32_t quadrant = w >> 30;
-  const float x =
-      (static_cast<float>((w >> 6) & 0xffffffu) + 0.5f) * kQuarterTurnStep - kEighthTurn;
-  const float x2 = x * x;
-  const float sin_x =
-      x *
-      (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
-  const float cos_x =
-      1.0f +
-      x2 * (-1.0f / 2 +
-            x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
-  const uint32_t sin_phi = std::bit_cast<uint32_t>((sin_x + cos_x) * kSqrtHalf);
-  const uint32_t cos_phi = std::bit_cast<uint32_t>((cos_x - sin_x) * kSqrtHalf);
-  // Rotate by the quadrant without branches: odd quadrants swap cos and sin; the signs of
-  // (cos, sin) per quadrant are (+,+) (-,+) (-,-) (+,-).
-  const uint32_t swap = 0u - (quadrant & 1u);
-  const uint32_t cos_bits = (sin_phi & swap) | (cos_phi & ~swap);
-  const uint32_t sin_bits = (cos_phi & swap) | (sin_phi & ~swap);
-  const uint32_t cos_sign = (((quadrant + 1u) >> 1) & 1u) << 31;
-  const uint32_t sin_sign = (quadrant >> 1) << 31;
-  *x_out = r * std::bit_cast<float>(cos_bits ^ cos_sign);
-  *y_out = r * std::bit_cast<float>(sin_bits ^ sin_sign);
-}
+// The normal transform: random_scheme.h, shared with the CUDA generator.
+using random_scheme::MinusTwoLog;
+using random_scheme::PolarToCartesian;
 
 // Box-Muller over the word pairs (lane 0, lane 1) and (lane 2, lane 3) of every block; z[k] is
 // the normal value of element k of the batch.
@@ -118,8 +69,7 @@ void NormalBatch(const Words& w, float z[kBatch]) {
   }
   float r[kPairs];
   for (int p = 0; p < kPairs; ++p) {
-    const float u1 = (static_cast<float>(even[p] >> 9) + 0.5f) * (1.0f / 8388608.0f);
-    r[p] = MinusTwoLog(u1);
+    r[p] = MinusTwoLog(random_scheme::Uniform(even[p]));
   }
   // Kept apart from the vectorized loops: sqrt's errno path is control flow.
   for (int p = 0; p < kPairs; ++p) r[p] = std::sqrt(r[p]);
@@ -181,12 +131,13 @@ inline uint32_t RoundNormalRange(float f, Slow slow) {
   return sign | ((a - kRebias + (1u << (kDrop - 1)) - 1u + odd) >> kDrop);
 }
 
+// Elements [begin, end) of the input; element i is stored at position i - origin of `dst`.
 void FillNormal(v1::DType dtype, int64_t begin, int64_t end, uint64_t seed, int input_index,
-                void* dst) {
+                void* dst, int64_t origin) {
   auto fill = [&](auto store) {
     ForEachBatch(begin, end, seed, input_index, true,
                  [&](int64_t start, int n, const uint32_t*, const float* z) {
-                   for (int k = 0; k < n; ++k) store(start + k, z[k]);
+                   for (int k = 0; k < n; ++k) store(start + k - origin, z[k]);
                  });
   };
   auto* bytes = static_cast<uint8_t*>(dst);
@@ -225,42 +176,44 @@ void FillNormal(v1::DType dtype, int64_t begin, int64_t end, uint64_t seed, int 
 }
 
 void FillInteger(v1::DType dtype, int64_t begin, int64_t end, uint64_t seed, int input_index,
-                 void* dst) {
+                 void* dst, int64_t origin) {
   auto fill = [&](auto store) {
     ForEachBatch(begin, end, seed, input_index, false,
                  [&](int64_t start, int n, const uint32_t* words, const float*) {
-                   for (int k = 0; k < n; ++k) store(start + k, words[k]);
+                   for (int k = 0; k < n; ++k) store(start + k - origin, words[k]);
                  });
   };
   switch (dtype) {
     case v1::DTYPE_INT8:
       return fill([&](int64_t i, uint32_t w) {
-        Put<int8_t>(dst, i, static_cast<int8_t>(static_cast<int32_t>(w >> 24) - 128));
+        Put<int8_t>(dst, i, static_cast<int8_t>(random_scheme::Int8Value(w)));
       });
     case v1::DTYPE_INT16:
       return fill([&](int64_t i, uint32_t w) {
-        Put<int16_t>(dst, i, static_cast<int16_t>(static_cast<int32_t>(w >> 21) - 1024));
+        Put<int16_t>(dst, i, static_cast<int16_t>(random_scheme::WideIntValue(w)));
       });
     case v1::DTYPE_INT32:
       return fill([&](int64_t i, uint32_t w) {
-        Put<int32_t>(dst, i, static_cast<int32_t>(w >> 21) - 1024);
+        Put<int32_t>(dst, i, random_scheme::WideIntValue(w));
       });
     case v1::DTYPE_INT64:
       return fill([&](int64_t i, uint32_t w) {
-        Put<int64_t>(dst, i, static_cast<int64_t>(w >> 21) - 1024);
+        Put<int64_t>(dst, i, static_cast<int64_t>(random_scheme::WideIntValue(w)));
       });
     case v1::DTYPE_BOOL:
       return fill(
-          [&](int64_t i, uint32_t w) { Put<uint8_t>(dst, i, static_cast<uint8_t>(w >> 31)); });
+          [&](int64_t i, uint32_t w) {
+            Put<uint8_t>(dst, i, static_cast<uint8_t>(random_scheme::BoolValue(w)));
+          });
     default:
       return;
   }
 }
 
 void FillRange(v1::DType dtype, int64_t begin, int64_t end, uint64_t seed, int input_index,
-               void* dst) {
-  if (DTypeIsFloat(dtype)) return FillNormal(dtype, begin, end, seed, input_index, dst);
-  FillInteger(dtype, begin, end, seed, input_index, dst);
+               void* dst, int64_t origin = 0) {
+  if (DTypeIsFloat(dtype)) return FillNormal(dtype, begin, end, seed, input_index, dst, origin);
+  FillInteger(dtype, begin, end, seed, input_index, dst, origin);
 }
 
 int ThreadCount(int64_t numel, int requested) {
@@ -286,9 +239,26 @@ void FillRandom(v1::DType dtype, int64_t numel, uint64_t seed, int input_index, 
     const int64_t begin = t * per_chunk;
     const int64_t end = std::min(numel, begin + per_chunk);
     if (begin >= end) break;
-    workers.emplace_back(FillRange, dtype, begin, end, seed, input_index, dst);
+    workers.emplace_back(FillRange, dtype, begin, end, seed, input_index, dst, int64_t{0});
   }
   for (std::thread& w : workers) w.join();
+}
+
+}  // namespace kiln
+
+namespace kiln {
+
+void FillRandomSpan(v1::DType dtype, int64_t first, int64_t count, uint64_t seed, int input_index,
+                    void* dst) {
+  if (count <= 0) return;
+  // The batches start on whole Philox blocks: from the block of `first`, into a scratch buffer
+  // when `first` is not on a block boundary.
+  const int64_t begin = first / kLanes * kLanes;
+  if (begin == first) return FillRange(dtype, first, first + count, seed, input_index, dst, first);
+  std::vector<uint8_t> scratch(static_cast<size_t>(DTypeStorageBytes(dtype, first + count - begin)));
+  FillRange(dtype, begin, first + count, seed, input_index, scratch.data(), begin);
+  const int64_t skip = DTypeStorageBytes(dtype, first - begin);
+  std::memcpy(dst, scratch.data() + skip, scratch.size() - static_cast<size_t>(skip));
 }
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 #include "harness/worker/tensor_set.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -132,10 +133,62 @@ void TensorSet::RebuildArgs() {
   }
 }
 
+bool TensorSet::DeviceGenerates(const Slot& slot) {
+  if (slot.host || slot.bytes == 0 || (slot.input->kind() != v1::WorkloadInput::RANDOM &&
+                                       slot.input->kind() != v1::WorkloadInput::KIND_UNSPECIFIED)) {
+    return false;
+  }
+  const kiln_dtype dtype = ToAbiDType(slot.spec.dtype());
+  // Once per process and dtype: the device's values of a sample must be the host generator's,
+  // bit for bit (the reference may run on another backend, and `kiln inputs` on any machine).
+  struct Agreement {
+    const Device* device;
+    kiln_dtype dtype;
+    bool agrees;
+  };
+  static auto* known = new std::vector<Agreement>();
+  for (const Agreement& a : *known) {
+    if (a.device == &device_ && a.dtype == dtype) return a.agrees;
+  }
+  constexpr int64_t kSample = (int64_t{1} << 16) + 3;  // a tail shorter than a Philox block
+  constexpr uint64_t kSampleSeed = 0x6b696c6e2d696e70ull;
+  const int64_t bytes = DTypeStorageBytes(slot.spec.dtype(), kSample);
+  std::vector<uint8_t> host(static_cast<size_t>(bytes)), device(static_cast<size_t>(bytes), 0);
+  FillRandom(slot.spec.dtype(), kSample, kSampleSeed, 5, host.data(), 1);
+  absl::StatusOr<DeviceBuffer> sample = DeviceBuffer::Allocate(device_, bytes);
+  absl::Status s = sample.status();
+  if (s.ok()) s = device_.FillRandomOnDevice(sample->data(), dtype, kSample, kSampleSeed, 5);
+  if (s.ok()) s = device_.CopyToHost(device.data(), sample->data(), bytes);
+  bool agrees = s.ok() && host == device;
+  if (s.ok() && !agrees) {
+    size_t at = 0;
+    while (at < host.size() && host[at] == device[at]) ++at;
+    std::fprintf(stderr,
+                 "kiln-worker: note: %s inputs are generated on the host: the device's generator "
+                 "differs from the host's at byte %zu of a sample\n",
+                 std::string(DTypeName(slot.spec.dtype())).c_str(), at);
+  } else if (!s.ok() && !absl::IsUnimplemented(s)) {
+    std::fprintf(stderr, "kiln-worker: note: %s inputs are generated on the host: %s\n",
+                 std::string(DTypeName(slot.spec.dtype())).c_str(), s.ToString().c_str());
+  }
+  known->push_back({&device_, dtype, agrees});
+  return agrees;
+}
+
 absl::Status TensorSet::GenerateInputs(uint64_t seed, const std::string& blob_root) {
   for (size_t i = 0; i < num_inputs_; ++i) {
     Slot& slot = *slots_[i];
     if (slot.input == nullptr) continue;
+    if (DeviceGenerates(slot)) {
+      absl::Status s = device_.FillRandomOnDevice(Data(slot), ToAbiDType(slot.spec.dtype()),
+                                                  NumElements(slot.shape), seed,
+                                                  static_cast<int>(i));
+      if (!s.ok()) {
+        return absl::Status(s.code(),
+                            absl::StrCat("input '", slot.spec.name(), "': ", s.message()));
+      }
+      continue;
+    }
     void* dst = Data(slot);
     if (!slot.host) {
       staging_.resize(static_cast<size_t>(slot.bytes));
@@ -265,28 +318,34 @@ absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
         slot.input->kind() != v1::WorkloadInput::RANDOM || slot.bytes == 0) {
       continue;
     }
+    // Not intact: the whole input is written again, from the host.
     absl::Status s = intact ? absl::OkStatus() : GenerateInto(slot, i, seed, blob_root, values);
-    if (s.ok()) s = GenerateInto(slot, i, perturb_seed, blob_root, fresh);
     if (!s.ok()) return s;
     // Whole storage units (bytes for sub-byte types, else elements). Few of them: a cache keyed
     // by a fingerprint of k elements notices the change only with probability ~k*changed/units.
     const int64_t unit = std::max<int64_t>(1, DTypeBits(slot.spec.dtype()) / 8);
+    const int64_t per_unit = std::max<int64_t>(1, unit * 8 / DTypeBits(slot.spec.dtype()));
     const int64_t units = slot.bytes / unit;
     const int64_t changed = std::min<int64_t>(16, 1 + units / 65536);
     uint64_t state = perturb_seed ^ (0x9e3779b97f4a7c15ull * (i + 1));
     for (int64_t k = 0; k < changed; ++k) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       const int64_t u = static_cast<int64_t>((state >> 11) % static_cast<uint64_t>(units));
+      // The unit's elements as GenerateInput(perturb_seed) gives them, alone.
+      // (The last byte of an odd-length float4 input holds one element.)
+      fresh.assign(static_cast<size_t>(unit), 0);
+      FillRandomSpan(slot.spec.dtype(), u * per_unit,
+                     std::min(per_unit, NumElements(slot.shape) - u * per_unit), perturb_seed,
+                     static_cast<int>(i), fresh.data());
       if (!intact) {
-        std::memcpy(values.data() + u * unit, fresh.data() + u * unit, static_cast<size_t>(unit));
+        std::memcpy(values.data() + u * unit, fresh.data(), static_cast<size_t>(unit));
         continue;
       }
       // The rest of the input already holds these values: the changed units only.
       char* at = static_cast<char*>(Data(slot)) + u * unit;
       if (slot.host) {
-        std::memcpy(at, fresh.data() + u * unit, static_cast<size_t>(unit));
-      } else if (absl::Status c = device_.CopyToDevice(at, fresh.data() + u * unit, unit);
-                 !c.ok()) {
+        std::memcpy(at, fresh.data(), static_cast<size_t>(unit));
+      } else if (absl::Status c = device_.CopyToDevice(at, fresh.data(), unit); !c.ok()) {
         return c;
       }
     }

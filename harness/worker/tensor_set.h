@@ -36,7 +36,9 @@ class TensorSet {
   TensorSet(const TensorSet&) = delete;
   TensorSet& operator=(const TensorSet&) = delete;
 
-  // Fills input i (definition order) with GenerateInput(seed, input index i).
+  // Fills input i (definition order) with GenerateInput(seed, input index i): random inputs in
+  // device memory on the device itself where its generator agrees with the host's
+  // (Device::FillRandomOnDevice), everything else on the host and copied.
   absl::Status GenerateInputs(uint64_t seed, const std::string& blob_root);
   // Allocates both buffers of every output anew (releasing the old ones), then RenewOutputs.
   absl::Status AllocateOutputs();
@@ -96,6 +98,9 @@ class TensorSet {
   absl::Status Poison(Slot& slot);
   // Checksums of slots [begin, end); slots without data get 0.
   absl::StatusOr<std::vector<uint64_t>> Checksums(size_t begin, size_t end);
+  // Whether the slot's random values come from the device's generator (checked once per
+  // process and dtype against the host's on a sample).
+  bool DeviceGenerates(const Slot& slot);
   absl::Status GenerateInto(const Slot& slot, size_t index, uint64_t seed,
                             const std::string& blob_root, std::vector<uint8_t>& out);
   // The slot's bytes readable from the host (copied into staging_ for device memory).

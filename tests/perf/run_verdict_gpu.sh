@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The GPU measurements of time to verdict, in one bounded run (every step under `timeout`, logs
 # written to OUT_DIR as it goes). STEPS (comma-separated, default verdict,adversarial):
+#   units        unit_cuda_gpu (the GPU unit tests: worker, timing, the device input generator)
 #   verdict      tests/perf/gpu_verdict_time.py (kiln as it runs by default next to
-#                --warm-references=false --python-spares=false)
-#   quick        the same, kiln's defaults only, 3 warm submissions per case
+#                --warm-references=false --python-spares=false; with KILN_VERDICT_ARGS=
+#                --skip-baseline-node kiln's defaults alone, throughput included;
+#                KILN_VERDICT_BUDGET seconds, default 420)
+#   quick        the same, kiln's defaults only, 3 warm submissions per case, no throughput
+#   compare      quick with the bundle KILN_BASELINE_TAR (an earlier build, as kiln/ in a .tar.xz)
+#                first, then quick with BUNDLE_TAR_XZ: before and after, side by side in one run
 #   adversarial  unit_adversarial_cuda (every CUDA and Python adversary on GPU 0)
 #   agreement    tests/perf/gpu_timing_agreement.py (kiln's latency against a CUPTI span)
 #   python       tests/gpu/python_solutions.py (Python/Triton verdicts and their timing)
@@ -26,10 +31,32 @@ bundle="$work/kiln"
 export KILN_INCLUDE_DIR="$bundle/include" PATH="$bundle/bin:$PATH"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$out/node.txt" 2>&1
 log "node: $(tr '\n' ' ' <"$out/node.txt")"
+if [[ $steps == *,units,* ]]; then
+  log "unit_cuda_gpu"
+  timeout 200 "$bundle/bin/unit_cuda_gpu" --durations yes >"$out/unit_cuda_gpu.txt" 2>&1
+  log "unit_cuda_gpu rc=$? $(tail -2 "$out/unit_cuda_gpu.txt" | tr '\n' ' ')"
+fi
+if [[ $steps == *,compare,* && -n "${KILN_BASELINE_TAR:-}" ]]; then
+  mkdir -p "$work/base"
+  tar -C "$work/base" -xJf "$KILN_BASELINE_TAR" || exit 2
+  for which in base new; do
+    b="$bundle"
+    [[ $which == base ]] && b="$work/base/kiln"
+    log "gpu_verdict_time.py --quick ($which)"
+    KILN_INCLUDE_DIR="$b/include" timeout $((${KILN_COMPARE_BUDGET:-260} + 20)) python3 "$here/gpu_verdict_time.py" "$b" \
+      "$out/compare_$which" "$dataset" --budget-s "${KILN_COMPARE_BUDGET:-260}" --quick --warm 3 \
+      >"$out/compare_$which.txt" 2>&1
+    log "gpu_verdict_time.py ($which) rc=$?"
+    tar -C "$out/compare_$which" -czf "$out/compare_${which}_details.tar.gz" details 2>/dev/null
+    rm -rf "$out/compare_$which/details" "$out/compare_$which/work"
+  done
+fi
 if [[ $steps == *,verdict,* ]]; then
-  log "gpu_verdict_time.py"
-  timeout 440 python3 "$here/gpu_verdict_time.py" "$bundle" "$out/verdict" "$dataset" \
-    --budget-s 420 >"$out/verdict.txt" 2>&1
+  log "gpu_verdict_time.py ${KILN_VERDICT_ARGS:-}"
+  # shellcheck disable=SC2086
+  timeout $((${KILN_VERDICT_BUDGET:-420} + 20)) python3 "$here/gpu_verdict_time.py" "$bundle" \
+    "$out/verdict" "$dataset" --budget-s "${KILN_VERDICT_BUDGET:-420}" ${KILN_VERDICT_ARGS:-} \
+    >"$out/verdict.txt" 2>&1
   log "gpu_verdict_time.py rc=$?"
   tar -C "$out/verdict" -czf "$out/verdict_details.tar.gz" details 2>/dev/null
   rm -rf "$out/verdict/details" "$out/verdict/work"

@@ -137,7 +137,7 @@ CudaDevice::~CudaDevice() {
   if (!failure_.ok()) {
     // A faulted context may hang or fail every call; the process is about to exit anyway.
     if (events_ != nullptr) events_->Abandon();
-    (void)checksum_.release();  // freeing its buffer could hang too
+    (void)kernels_.release();  // freeing its buffer could hang too
     return;
   }
   if (stream_ != nullptr) {
@@ -145,7 +145,7 @@ CudaDevice::~CudaDevice() {
                  ClockReport().c_str());
   }
   flush_buffer_ = DeviceBuffer();
-  checksum_.reset();
+  kernels_.reset();
   events_.reset();
   if (stream_ != nullptr) {
     if (cudaError_t err = rt_.StreamDestroy(stream_); err != cudaSuccess) {
@@ -247,23 +247,39 @@ kiln_context CudaDevice::Context() const {
   return ctx;
 }
 
+DeviceKernels* CudaDevice::Kernels() {
+  if (!kernels_tried_) {
+    kernels_tried_ = true;
+    absl::StatusOr<std::unique_ptr<DeviceKernels>> kernels = DeviceKernels::Create(
+        rt_, stream_, ordinal_,
+        [this](cudaError_t err, absl::string_view call) { return Check(err, call); });
+    if (kernels.ok()) {
+      kernels_ = *std::move(kernels);
+    } else {
+      std::fprintf(stderr, "kiln-worker: input checksums and generation on the host: %s\n",
+                   std::string(kernels.status().message()).c_str());
+    }
+  }
+  return kernels_.get();
+}
+
 absl::StatusOr<std::vector<uint64_t>> CudaDevice::ChecksumOnDevice(
     const std::vector<MemoryRegion>& regions) {
   if (!failure_.ok()) return failure_;
-  if (!checksum_tried_) {
-    checksum_tried_ = true;
-    absl::StatusOr<std::unique_ptr<DeviceChecksum>> checksum = DeviceChecksum::Create(
-        rt_, stream_, ordinal_,
-        [this](cudaError_t err, absl::string_view call) { return Check(err, call); });
-    if (checksum.ok()) {
-      checksum_ = *std::move(checksum);
-    } else {
-      std::fprintf(stderr, "kiln-worker: input checksums on the host: %s\n",
-                   std::string(checksum.status().message()).c_str());
-    }
+  DeviceKernels* kernels = Kernels();
+  if (kernels == nullptr) return absl::UnimplementedError("no integrity kernels");
+  return kernels->Checksums(regions);
+}
+
+absl::Status CudaDevice::FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel,
+                                            uint64_t seed, int input_index) {
+  if (!failure_.ok()) return failure_;
+  if (!DeviceKernels::CanFill(dtype)) {
+    return absl::UnimplementedError("no device generator for this dtype");
   }
-  if (checksum_ == nullptr) return absl::UnimplementedError("no integrity kernels");
-  return checksum_->Compute(regions);
+  DeviceKernels* kernels = Kernels();
+  if (kernels == nullptr) return absl::UnimplementedError("no integrity kernels");
+  return kernels->FillRandom(dst, dtype, numel, seed, input_index);
 }
 
 void CudaDevice::ResetPersistingL2() {

@@ -23,7 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "harness/backend/cuda/cuda_runtime_api.h"
 #include "harness/backend/cuda/cupti_timer.h"
-#include "harness/backend/cuda/device_checksum.h"
+#include "harness/backend/cuda/device_kernels.h"
 #include "harness/backend/cuda/event_timer.h"
 #include "harness/backend/cuda/nvml_clocks.h"
 #include "harness/backend/device.h"
@@ -54,9 +54,11 @@ class CudaDevice final : public Device {
   // right after) and reports a failed launch of the solution (cudaGetLastError) or a fault.
   absl::Status Synchronize() override;
   kiln_context Context() const override;
-  // On the GPU with the integrity kernels (device_checksum.h); UNIMPLEMENTED without them.
+  // On the GPU with kiln's kernels (device_kernels.h); UNIMPLEMENTED without them.
   absl::StatusOr<std::vector<uint64_t>> ChecksumOnDevice(
       const std::vector<MemoryRegion>& regions) override;
+  absl::Status FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel, uint64_t seed,
+                                  int input_index) override;
 
   // TimedDevice
   absl::Status Flush(int64_t bytes) override;
@@ -99,8 +101,10 @@ class CudaDevice final : public Device {
   std::unique_ptr<CuptiTimer> cupti_;
   std::unique_ptr<EventTimer> events_;
   std::unique_ptr<NvmlClocks> clocks_;
-  std::unique_ptr<DeviceChecksum> checksum_;  // null: checksums are computed on the host
-  bool checksum_tried_ = false;
+  // kiln's kernels, loaded on first use (Kernels()); null when they cannot be.
+  DeviceKernels* Kernels();
+  std::unique_ptr<DeviceKernels> kernels_;
+  bool kernels_tried_ = false;
   double last_unjoined_ms_ = 0;  // of the last TimeCall (CUPTI timer only)
   std::string clocks_unavailable_;  // why clocks_ is null
   std::string timer_fallback_reason_;

@@ -115,6 +115,30 @@ TEST_CASE("narrow float inputs are the float32 normals rounded by dtype.h's conv
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("FillRandomSpan gives exactly the elements FillRandom writes there") {
+  for (v1::DType t : {v1::DTYPE_FLOAT32, v1::DTYPE_FLOAT64, v1::DTYPE_BFLOAT16,
+                      v1::DTYPE_FLOAT16, v1::DTYPE_FLOAT8_E4M3FN, v1::DTYPE_FLOAT8_E5M2,
+                      v1::DTYPE_FLOAT4_E2M1, v1::DTYPE_INT8, v1::DTYPE_INT16, v1::DTYPE_INT32,
+                      v1::DTYPE_INT64, v1::DTYPE_BOOL}) {
+    INFO(DTypeName(t));
+    const int64_t numel = 10'001;
+    const auto whole = Fill(t, numel, 99, 4, 1);
+    // On and off Philox block and batch boundaries, single elements, and the tail.
+    for (auto [first, count] : std::vector<std::pair<int64_t, int64_t>>{
+             {0, 1}, {0, 64}, {2, 2}, {6, 1}, {64, 130}, {4094, 7}, {9998, 3}, {10000, 1}}) {
+      INFO("first " << first << ", count " << count);
+      std::vector<uint8_t> span(DTypeStorageBytes(t, count), 0xa5);
+      FillRandomSpan(t, first, count, 99, 4, span.data());
+      const int64_t at = DTypeStorageBytes(t, first);
+      std::vector<uint8_t> expected(whole.begin() + at, whole.begin() + at + span.size());
+      if (t == v1::DTYPE_FLOAT4_E2M1 && count % 2 == 1 && first + count < numel) {
+        expected.back() &= 0x0f;  // the span's last byte holds one element; its high nibble is 0
+      }
+      CHECK(span == expected);
+    }
+  }
+}
+
 TEST_CASE("float inputs are standard normal") {
   const int64_t n = 1 << 20;
   const auto buf = Fill(v1::DTYPE_FLOAT32, n, 7, 0, 0);

@@ -1,4 +1,4 @@
-#include "harness/backend/cuda/device_checksum.h"
+#include "harness/backend/cuda/device_kernels.h"
 
 #include <sys/random.h>
 
@@ -31,20 +31,25 @@ uint64_t RandomKey() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DeviceChecksum>> DeviceChecksum::Create(const CudaRuntimeApi& rt,
-                                                                      cudaStream_t stream,
-                                                                      int ordinal, Check check) {
+absl::StatusOr<std::unique_ptr<DeviceKernels>> DeviceKernels::Create(const CudaRuntimeApi& rt,
+                                                                    cudaStream_t stream,
+                                                                    int ordinal, Check check) {
 #if KILN_HAVE_CUDA_INTEGRITY_KERNELS
   if (kCudaIntegrityKernels_count < 1) return absl::UnimplementedError("no integrity kernels");
   // The embedded bytes have no alignment guarantee; the fatbin loader wants 8.
   const EmbeddedFile& fatbin = kCudaIntegrityKernels[0];
   std::vector<uint64_t> image((fatbin.size + 7) / 8 + 1, 0);
   std::memcpy(image.data(), fatbin.data, fatbin.size);
-  std::unique_ptr<DeviceChecksum> checksum(new DeviceChecksum(rt, stream, std::move(check)));
+  std::unique_ptr<DeviceKernels> kernels(new DeviceKernels(rt, stream, std::move(check)));
   cudaLibrary_t library = nullptr;
   cudaError_t err =
       rt.LibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (err == cudaSuccess) err = rt.LibraryGetKernel(&checksum->kernel_, library, "kiln_checksum64");
+  if (err == cudaSuccess) {
+    err = rt.LibraryGetKernel(&kernels->checksum_kernel_, library, "kiln_checksum64");
+  }
+  if (err == cudaSuccess) {
+    err = rt.LibraryGetKernel(&kernels->fill_kernel_, library, "kiln_fill_random");
+  }
   if (err != cudaSuccess) {
     (void)rt.GetLastError();  // not the solution's error
     return absl::UnimplementedError(
@@ -53,11 +58,11 @@ absl::StatusOr<std::unique_ptr<DeviceChecksum>> DeviceChecksum::Create(const Cud
   int sms = 0;
   if (rt.DeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal) == cudaSuccess &&
       sms > 0) {
-    checksum->sm_count_ = sms;
+    kernels->sm_count_ = sms;
   }
   (void)rt.GetLastError();
-  checksum->key_ = RandomKey();
-  return checksum;
+  kernels->key_ = RandomKey();
+  return kernels;
 #else
   (void)rt;
   (void)stream;
@@ -67,11 +72,17 @@ absl::StatusOr<std::unique_ptr<DeviceChecksum>> DeviceChecksum::Create(const Cud
 #endif
 }
 
-DeviceChecksum::~DeviceChecksum() {
+DeviceKernels::~DeviceKernels() {
   if (sums_ != nullptr) (void)rt_.Free(sums_);
 }
 
-absl::StatusOr<std::vector<uint64_t>> DeviceChecksum::Compute(
+unsigned DeviceKernels::GridFor(unsigned long long items) const {
+  const unsigned long long blocks = (items + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const unsigned long long cap = static_cast<unsigned long long>(sm_count_) * kBlocksPerSm;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > cap ? cap : blocks));
+}
+
+absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
     const std::vector<MemoryRegion>& regions) {
   std::vector<uint64_t> result(regions.size(), 0);
   if (regions.empty()) return result;
@@ -93,12 +104,9 @@ absl::StatusOr<std::vector<uint64_t>> DeviceChecksum::Compute(
     unsigned long long bytes = static_cast<unsigned long long>(regions[i].bytes);
     unsigned long long key = key_ + i;
     unsigned long long* out = sums_ + i;
-    unsigned long long words = bytes / 8;
-    unsigned long long blocks = (words + kThreadsPerBlock - 1) / kThreadsPerBlock;
-    unsigned long long cap = static_cast<unsigned long long>(sm_count_) * kBlocksPerSm;
-    dim3 grid(static_cast<unsigned>(blocks < 1 ? 1 : (blocks > cap ? cap : blocks)));
+    dim3 grid(GridFor(bytes / 8));
     void* args[] = {&data, &bytes, &key, &out};
-    s = check_(rt_.LaunchKernel(reinterpret_cast<const void*>(kernel_), grid,
+    s = check_(rt_.LaunchKernel(reinterpret_cast<const void*>(checksum_kernel_), grid,
                                 dim3(kThreadsPerBlock), args, 0, stream_),
                "cudaLaunchKernel(kiln_checksum64)");
   }
@@ -110,6 +118,44 @@ absl::StatusOr<std::vector<uint64_t>> DeviceChecksum::Compute(
   if (s.ok()) s = check_(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
   if (!s.ok()) return s;
   return result;
+}
+
+bool DeviceKernels::CanFill(kiln_dtype dtype) {
+  switch (dtype) {
+    case KILN_FLOAT32:
+    case KILN_FLOAT16:
+    case KILN_BFLOAT16:
+    case KILN_FLOAT8_E4M3FN:
+    case KILN_FLOAT8_E5M2:
+    case KILN_FLOAT64:
+    case KILN_INT64:
+    case KILN_INT32:
+    case KILN_INT16:
+    case KILN_INT8:
+    case KILN_BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status DeviceKernels::FillRandom(void* dst, kiln_dtype dtype, int64_t numel, uint64_t seed,
+                                       int input_index) {
+  if (!CanFill(dtype)) return absl::UnimplementedError("no device generator for this dtype");
+  if (numel <= 0) return absl::OkStatus();
+  unsigned char* data = static_cast<unsigned char*>(dst);
+  unsigned long long count = static_cast<unsigned long long>(numel);
+  unsigned long long key = seed;
+  unsigned long long index = static_cast<unsigned long long>(input_index);
+  int code = static_cast<int>(dtype);
+  // One thread per Philox block of 4 elements.
+  dim3 grid(GridFor((count + 3) / 4));
+  void* args[] = {&data, &count, &key, &index, &code};
+  absl::Status s = check_(rt_.LaunchKernel(reinterpret_cast<const void*>(fill_kernel_), grid,
+                                           dim3(kThreadsPerBlock), args, 0, stream_),
+                          "cudaLaunchKernel(kiln_fill_random)");
+  if (s.ok()) s = check_(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
+  return s;
 }
 
 }  // namespace kiln
