@@ -120,6 +120,30 @@ TEST_CASE("over several trials the reason gives the figures the trace carries, n
   CHECK_THAT(v.reason, Catch::Contains("over every trial and output compared: max abs 100"));
 }
 
+TEST_CASE("large outputs are read in parallel parts, every byte of every trial compared") {
+  // 3 trials of 6M floats (24 MiB: read by several threads), reusing the candidate's buffer from
+  // trial to trial: a wrong element in the last part of the last trial is still found, and
+  // trial 0's bytes do not linger in trial 1's comparison.
+  JobFolders dirs;
+  v1::WorkerResult ref, cand;
+  const int64_t n = 6 << 20;
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<float> values(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>((i * 7 + trial) % 1000);
+    const std::string name = "/y" + std::to_string(trial);
+    JobFolders::AddOutput(ref, dirs.ref() + name, trial, values);
+    if (trial == 2) values[n - 3] += 50;
+    JobFolders::AddOutput(cand, dirs.cand() + name, trial, values);
+  }
+  OutputVerdict v = CompareOutputs(VectorDefinition(), VectorWorkload(n), 3,
+                                   {&ref, dirs.ref()}, {&cand, dirs.cand()});
+  CHECK(v.status == v1::INCORRECT_NUMERICAL);
+  CHECK(v.checked == 3 * n);
+  CHECK(v.mismatched == 1);
+  CHECK_THAT(v.reason, Catch::Contains("output 'y' trial 2"));
+  CHECK(v.max_abs_error == Approx(50));
+}
+
 TEST_CASE("an output file of the wrong size is INCORRECT_SHAPE") {
   JobFolders dirs;
   v1::WorkerResult ref, cand;
