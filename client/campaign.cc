@@ -3,6 +3,7 @@
 // it names, so the controller need not share a file system with the caller.
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -28,13 +29,28 @@ std::string ControllerAddress(const Invocation& inv) {
   return kDefaultController;
 }
 
+// The connection to kiln-controller: --controller, and --token (else $KILN_CONTROLLER_TOKEN) and
+// the TLS flags as for a harness.
 struct ControllerLink {
   explicit ControllerLink(const Invocation& inv) : address(ControllerAddress(inv)) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    if (!inv.connection.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(inv.connection.tls_server_name);
+    }
+    channel = grpc::CreateCustomChannel(address, ChannelCredentialsFor(inv.connection), args);
     stub = v1::Controller::NewStub(channel);
+    const auto& given = inv.connection_flags_given;
+    if (std::find(given.begin(), given.end(), "token") != given.end()) {
+      token = inv.connection.token;
+    } else if (const char* env = std::getenv("KILN_CONTROLLER_TOKEN"); env != nullptr) {
+      token = env;
+    }
+  }
+  // The bearer token, on every call.
+  void Prepare(grpc::ClientContext* context) const {
+    if (!token.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
   }
   int Fail(const grpc::Status& s, Console& console) const {
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
@@ -50,12 +66,14 @@ struct ControllerLink {
   std::string address;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Controller::Stub> stub;
+  std::string token;
 };
 
 // Streams the campaign's events; `progress` prints one status line per event on console.err,
 // else every event goes to console.out. Returns the final call status.
 grpc::Status Follow(ControllerLink& link, const std::string& id, bool progress, Console& console) {
   grpc::ClientContext context;
+  link.Prepare(&context);
   v1::WatchCampaignRequest request;
   request.set_campaign_id(id);
   auto reader = link.stub->WatchCampaign(&context, request);
@@ -95,6 +113,7 @@ int RunCampaignStart(const Invocation& inv, Console& console) {
   v1::StartCampaignRequest request;
   request.set_spec_yaml(yaml.str());
   request.set_spec_name(name);
+  if (inv.args.Has("owner")) request.set_owner(inv.args.Get("owner"));
   for (const auto& [file, content] : files.read()) {
     v1::CampaignFile* f = request.add_files();
     f->set_path(file);
@@ -102,6 +121,7 @@ int RunCampaignStart(const Invocation& inv, Console& console) {
   }
   ControllerLink link(inv);
   grpc::ClientContext context;
+  link.Prepare(&context);
   Connection::SetDeadline(&context, kDefaultCallTimeoutS);
   v1::Campaign campaign;
   grpc::Status status = link.stub->StartCampaign(&context, request, &campaign);
@@ -119,6 +139,7 @@ int RunCampaignStart(const Invocation& inv, Console& console) {
   status = Follow(link, campaign.campaign_id(), true, console);
   if (!status.ok()) return link.Fail(status, console);
   grpc::ClientContext get_context;
+  link.Prepare(&get_context);
   Connection::SetDeadline(&get_context, kDefaultCallTimeoutS);
   v1::GetCampaignRequest get;
   get.set_campaign_id(campaign.campaign_id());
@@ -131,6 +152,7 @@ int RunCampaignStart(const Invocation& inv, Console& console) {
 int RunCampaignList(const Invocation& inv, Console& console) {
   ControllerLink link(inv);
   grpc::ClientContext context;
+  link.Prepare(&context);
   Connection::SetDeadline(&context, kDefaultCallTimeoutS);
   v1::ListCampaignsRequest request;
   absl::StatusOr<int> limit = IntFlag(inv, "limit", 50);
@@ -155,6 +177,7 @@ int RunCampaignList(const Invocation& inv, Console& console) {
 int RunCampaignShow(const Invocation& inv, Console& console) {
   ControllerLink link(inv);
   grpc::ClientContext context;
+  link.Prepare(&context);
   Connection::SetDeadline(&context, kDefaultCallTimeoutS);
   v1::GetCampaignRequest request;
   request.set_campaign_id(inv.args.positionals[0]);
@@ -175,6 +198,7 @@ int RunCampaignWatch(const Invocation& inv, Console& console) {
 int RunCampaignCancel(const Invocation& inv, Console& console) {
   ControllerLink link(inv);
   grpc::ClientContext context;
+  link.Prepare(&context);
   Connection::SetDeadline(&context, 120);
   v1::CancelCampaignRequest request;
   request.set_campaign_id(inv.args.positionals[0]);
@@ -188,6 +212,7 @@ int RunCampaignCancel(const Invocation& inv, Console& console) {
 int RunCampaignExport(const Invocation& inv, Console& console) {
   ControllerLink link(inv);
   grpc::ClientContext context;
+  link.Prepare(&context);
   Connection::SetDeadline(&context, kDefaultCallTimeoutS);
   v1::ExportCampaignRequest request;
   request.set_campaign_id(inv.args.positionals[0]);

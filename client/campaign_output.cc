@@ -66,6 +66,7 @@ std::string CampaignText(const v1::Campaign& c) {
       absl::StrCat("campaign ", c.campaign_id(), " (", c.name(), ") on ", c.definition(), "\n");
   absl::StrAppend(&out, "status     ", c.status(), c.reason().empty() ? "" : ": ", c.reason(),
                   "\n");
+  if (!c.owner().empty()) absl::StrAppend(&out, "owner      ", c.owner(), "\n");
   absl::StrAppend(&out, "round      ", c.round(), " (", c.pass(), "), agent ", c.agent(), "\n");
   absl::StrAppend(&out, "baseline   ", Ms(c.baseline_latency_ms()), "\n");
   absl::StrAppend(&out, "best       ", Ms(c.best_latency_ms()));

@@ -147,9 +147,11 @@ std::vector<CommandSpec> BuildCommands() {
        {JsonFlag("the node info")},
        {}},
       {"campaign start",
-       "FILE.yaml [--wait] [--json] [--controller HOST:PORT]",
+       "FILE.yaml [--wait] [--json] [--owner NAME] [--controller HOST:PORT]",
        "start a campaign on kiln-controller; --wait follows it to its end",
        {ControllerFlag(), {"wait", "", "block until the campaign ends, showing progress"},
+        {"owner", "NAME",
+         "the principal the campaign is for: it sees the campaign (default: you; operators)"},
         JsonFlag("the campaign (with --wait: the result object)")},
        {"FILE.yaml"}},
       {"campaign list",
@@ -460,10 +462,12 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
   const std::string given =
       inv.connection_flags_given.empty() ? "" : absl::StrCat("--", inv.connection_flags_given[0]);
   if (IsControllerCommand(name)) {
-    if (!given.empty()) {
-      return UsageError(name, absl::StrCat(given, ": campaign commands talk to kiln-controller, "
-                                                  "not to a harness; give its address with "
-                                                  "--controller HOST:PORT (or $KILN_CONTROLLER)"));
+    // --token and the TLS flags are the controller connection's; --server names a harness.
+    const auto& flags = inv.connection_flags_given;
+    if (std::find(flags.begin(), flags.end(), "server") != flags.end()) {
+      return UsageError(name, "--server: campaign commands talk to kiln-controller, not to a "
+                              "harness; give its address with --controller HOST:PORT (or "
+                              "$KILN_CONTROLLER)");
     }
   } else if (!inv.controller.empty()) {
     return UsageError(name, "--controller: only campaign commands talk to kiln-controller (this "
@@ -485,7 +489,8 @@ std::string Usage(const CommandSpec* command) {
         "kiln talks to a kiln-harness (--server, else $KILN_SERVER, else 127.0.0.1:50051),\n"
         "authenticating with --token, else $KILN_TOKEN (none: a harness without --tokens).\n"
         "campaign commands talk to kiln-controller instead: --controller HOST:PORT, else\n"
-        "$KILN_CONTROLLER, else 127.0.0.1:50061. kiln demo starts its own harness.\n"
+        "$KILN_CONTROLLER, else 127.0.0.1:50061, with --token, else $KILN_CONTROLLER_TOKEN.\n"
+        "kiln demo starts its own harness.\n"
         "TLS: --tls-ca FILE [--tls-server-name NAME], and --tls-cert/--tls-key for mutual TLS.\n\n"
         "commands:\n";
     // Names in one column, wide enough for the longest ("campaign cancel") and two spaces.

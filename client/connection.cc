@@ -28,7 +28,9 @@ std::string ReadPemOrThrow(const std::string& path, const char* flag) {
   return *std::move(pem);
 }
 
-std::shared_ptr<grpc::ChannelCredentials> Credentials(const ConnectionFlags& flags) {
+}  // namespace
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ConnectionFlags& flags) {
   const bool tls = !flags.tls_ca.empty() || !flags.tls_cert.empty();
   if (!tls) return grpc::InsecureChannelCredentials();
   if (flags.tls_cert.empty() != flags.tls_key.empty()) {
@@ -44,8 +46,6 @@ std::shared_ptr<grpc::ChannelCredentials> Credentials(const ConnectionFlags& fla
   return grpc::SslCredentials(ssl);
 }
 
-}  // namespace
-
 Connection::Connection(std::string server) : server_(std::move(server)) {
   channel_ = grpc::CreateCustomChannel(server_, grpc::InsecureChannelCredentials(), ChannelArgs());
   stub_ = v1::Harness::NewStub(channel_);
@@ -56,7 +56,7 @@ Connection::Connection(const Invocation& inv) : server_(inv.server), token_(inv.
   if (!inv.connection.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(inv.connection.tls_server_name);
   }
-  channel_ = grpc::CreateCustomChannel(server_, Credentials(inv.connection), args);
+  channel_ = grpc::CreateCustomChannel(server_, ChannelCredentialsFor(inv.connection), args);
   stub_ = v1::Harness::NewStub(channel_);
 }
 

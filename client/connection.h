@@ -22,6 +22,10 @@ inline constexpr double kDefaultCallTimeoutS = 30;
 std::string FailureText(const std::string& server, const grpc::Status& status, bool unreachable,
                         bool sent_token);
 
+// Plaintext, or TLS (mutual with a client certificate) from the --tls-* flags. Throws
+// std::runtime_error naming the file when one cannot be read.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ConnectionFlags& flags);
+
 class Connection {
  public:
   // Creates the channel lazily; nothing is dialled until the first call. Plaintext, no token.

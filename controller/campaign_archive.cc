@@ -29,7 +29,8 @@ namespace {
 
 constexpr char kCampaignColumns[] =
     "id, name, definition, spec_yaml, spec_files_json, status, reason, state_json, "
-    "baseline_latency_ms, best_latency_ms, incumbent_hash, created_unix_ms, finished_unix_ms";
+    "baseline_latency_ms, best_latency_ms, incumbent_hash, created_unix_ms, finished_unix_ms, "
+    "owner";
 
 CampaignRow ReadCampaign(const Statement& s) {
   CampaignRow r;
@@ -46,6 +47,7 @@ CampaignRow ReadCampaign(const Statement& s) {
   r.incumbent_hash = s.ColumnText(10);
   r.created_unix_ms = s.ColumnInt(11);
   r.finished_unix_ms = s.ColumnInt(12);
+  r.owner = s.ColumnText(13);
   return r;
 }
 
@@ -154,7 +156,7 @@ absl::Status CampaignArchive::CreateCampaign(const CampaignRow& r) {
   ARCHIVE_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare(absl::StrCat("INSERT INTO campaigns (", kCampaignColumns,
                                                ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
-                                               "?13)")));
+                                               "?13,?14)")));
   s.BindText(1, r.id);
   s.BindText(2, r.name);
   s.BindText(3, r.definition);
@@ -168,6 +170,7 @@ absl::Status CampaignArchive::CreateCampaign(const CampaignRow& r) {
   s.BindText(11, r.incumbent_hash);
   s.BindInt(12, r.created_unix_ms);
   s.BindInt(13, r.finished_unix_ms);
+  s.BindText(14, r.owner);
   return RunWrite(*conn_, s);
 }
 
@@ -199,13 +202,15 @@ absl::StatusOr<std::optional<CampaignRow>> CampaignArchive::GetCampaign(const st
   return std::optional<CampaignRow>(ReadCampaign(s));
 }
 
-absl::StatusOr<std::vector<CampaignRow>> CampaignArchive::ListCampaigns(int limit) {
+absl::StatusOr<std::vector<CampaignRow>> CampaignArchive::ListCampaigns(
+    int limit, const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   ARCHIVE_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare(absl::StrCat("SELECT ", kCampaignColumns,
-                                               " FROM campaigns ORDER BY created_unix_ms DESC, "
-                                               "id DESC LIMIT ?1")));
+                                               " FROM campaigns WHERE (?2 = '' OR owner = ?2) "
+                                               "ORDER BY created_unix_ms DESC, id DESC LIMIT ?1")));
   s.BindInt(1, limit);
+  s.BindText(2, owner);
   return ReadAll<CampaignRow>(s, ReadCampaign);
 }
 

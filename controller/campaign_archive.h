@@ -26,6 +26,7 @@ struct CampaignRow {
   double baseline_latency_ms = 0, best_latency_ms = 0;
   std::string incumbent_hash;
   int64_t created_unix_ms = 0, finished_unix_ms = 0;
+  std::string owner = "local";  // the principal the campaign is for
 };
 
 struct RequestRow {
@@ -80,7 +81,8 @@ class CampaignArchive {
   [[nodiscard]] absl::Status SaveCampaign(const CampaignRow& row);
   absl::StatusOr<std::optional<CampaignRow>> GetCampaign(const std::string& id);
   // Newest first.
-  absl::StatusOr<std::vector<CampaignRow>> ListCampaigns(int limit);
+  // The newest `limit` campaigns; only those of `owner` when it is not empty.
+  absl::StatusOr<std::vector<CampaignRow>> ListCampaigns(int limit, const std::string& owner = "");
   absl::StatusOr<std::vector<std::string>> RunningCampaignIds();
 
   // Appends an event and returns its sequence number (1, 2, ... per campaign).

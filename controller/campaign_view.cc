@@ -47,6 +47,7 @@ absl::StatusOr<v1::Campaign> BuildCampaign(CampaignArchive& archive, const Campa
   LoopState state = StateFromJson(row.state_json);
   v1::Campaign c;
   c.set_campaign_id(row.id);
+  c.set_owner(row.owner);
   c.set_name(row.name);
   c.set_definition(row.definition);
   c.set_status(row.status);

@@ -1,6 +1,8 @@
 #include "controller/controller_service.h"
 
 #include <chrono>
+#include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -40,8 +42,35 @@ absl::StatusOr<CampaignSpec> SpecOf(const CampaignRow& row) {
 }  // namespace
 
 ControllerService::ControllerService(CampaignArchive& archive, HarnessPool& pool,
-                                     std::string data_dir)
-    : archive_(archive), pool_(pool), data_dir_(std::move(data_dir)) {}
+                                     std::string data_dir, Authenticator auth)
+    : archive_(archive), pool_(pool), auth_(std::move(auth)), data_dir_(std::move(data_dir)) {}
+
+absl::StatusOr<Principal> ControllerService::Caller(grpc::ServerContext* context) const {
+  if (auth_.open()) return LocalOperator();
+  std::optional<std::string> authorization;
+  const auto& metadata = context->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    authorization = std::string(it->second.data(), it->second.size());
+  }
+  absl::StatusOr<Principal> caller = auth_.Authenticate(authorization);
+  if (!caller.ok()) {
+    std::fprintf(stderr, "kiln-controller: unauthenticated call from %s: %s\n",
+                 context->peer().c_str(), std::string(caller.status().message()).c_str());
+  }
+  return caller;
+}
+
+absl::StatusOr<CampaignRow> ControllerService::LoadFor(const Principal& caller,
+                                                       const std::string& id) {
+  absl::StatusOr<CampaignRow> row = Load(id);
+  if (!row.ok()) return row.status();
+  if (caller.role != Role::kOperator && row->owner != caller.name) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "campaign ", id, " is not ", caller.name, "'s: a ", RoleName(caller.role),
+        " sees only the campaigns started for it"));
+  }
+  return row;
+}
 
 ControllerService::~ControllerService() { Shutdown(); }
 
@@ -110,9 +139,18 @@ absl::StatusOr<CampaignRow> ControllerService::Load(const std::string& id) {
   return **row;
 }
 
-grpc::Status ControllerService::StartCampaign(grpc::ServerContext*,
+grpc::Status ControllerService::StartCampaign(grpc::ServerContext* context,
                                               const v1::StartCampaignRequest* request,
                                               v1::Campaign* response) {
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (absl::Status s = RequireOperator(*caller, "starting a campaign"); !s.ok()) return ToGrpc(s);
+  const std::string owner = request->owner().empty() ? caller->name : request->owner();
+  if (!ValidPrincipalName(owner)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("owner: '", owner, "' is not a principal name (letters, "
+                                     "digits, '.', '_' and '-', at most 64)"));
+  }
   std::map<std::string, std::string> files;
   nlohmann::json files_json = nlohmann::json::object();
   for (const v1::CampaignFile& f : request->files()) {
@@ -134,6 +172,7 @@ grpc::Status ControllerService::StartCampaign(grpc::ServerContext*,
   row.spec_yaml = request->spec_yaml();
   row.spec_files_json = files_json.dump();
   row.created_unix_ms = NowUnixMs();
+  row.owner = owner;
   if (absl::Status s = archive_.CreateCampaign(row); !s.ok()) return ToGrpc(s);
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
   if (!view.ok()) return ToGrpc(view.status());
@@ -142,10 +181,12 @@ grpc::Status ControllerService::StartCampaign(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::GetCampaign(grpc::ServerContext*,
+grpc::Status ControllerService::GetCampaign(grpc::ServerContext* context,
                                             const v1::GetCampaignRequest* request,
                                             v1::Campaign* response) {
-  absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  absl::StatusOr<CampaignRow> row = LoadFor(*caller, request->campaign_id());
   if (!row.ok()) return ToGrpc(row.status());
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
   if (!view.ok()) return ToGrpc(view.status());
@@ -153,11 +194,14 @@ grpc::Status ControllerService::GetCampaign(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::ListCampaigns(grpc::ServerContext*,
+grpc::Status ControllerService::ListCampaigns(grpc::ServerContext* context,
                                               const v1::ListCampaignsRequest* request,
                                               v1::ListCampaignsResponse* response) {
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
   int limit = request->limit() > 0 ? std::min(request->limit(), 1000) : 50;
-  absl::StatusOr<std::vector<CampaignRow>> rows = archive_.ListCampaigns(limit);
+  absl::StatusOr<std::vector<CampaignRow>> rows = archive_.ListCampaigns(
+      limit, caller->role == Role::kOperator ? std::string() : caller->name);
   if (!rows.ok()) return ToGrpc(rows.status());
   for (const CampaignRow& row : *rows) {
     absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
@@ -170,6 +214,11 @@ grpc::Status ControllerService::ListCampaigns(grpc::ServerContext*,
 grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
                                               const v1::WatchCampaignRequest* request,
                                               grpc::ServerWriter<v1::CampaignEvent>* writer) {
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (absl::StatusOr<CampaignRow> first = LoadFor(*caller, request->campaign_id()); !first.ok()) {
+    return ToGrpc(first.status());
+  }
   int64_t seq = request->after_seq();
   while (!context->IsCancelled()) {
     uint64_t generation;
@@ -205,9 +254,14 @@ grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::CancelCampaign(grpc::ServerContext*,
+grpc::Status ControllerService::CancelCampaign(grpc::ServerContext* context,
                                                const v1::CancelCampaignRequest* request,
                                                v1::Campaign* response) {
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (absl::Status s = RequireOperator(*caller, "cancelling a campaign"); !s.ok()) {
+    return ToGrpc(s);
+  }
   absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
   if (!row.ok()) return ToGrpc(row.status());
   std::thread thread;
@@ -237,10 +291,12 @@ grpc::Status ControllerService::CancelCampaign(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::ExportCampaign(grpc::ServerContext*,
+grpc::Status ControllerService::ExportCampaign(grpc::ServerContext* context,
                                                const v1::ExportCampaignRequest* request,
                                                v1::ExportCampaignResponse* response) {
-  absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
+  absl::StatusOr<Principal> caller = Caller(context);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  absl::StatusOr<CampaignRow> row = LoadFor(*caller, request->campaign_id());
   if (!row.ok()) return ToGrpc(row.status());
   if (row->incumbent_hash.empty()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,

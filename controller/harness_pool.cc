@@ -15,12 +15,25 @@ namespace {
 
 constexpr int64_t kDownForMs = 5000;
 
-std::unique_ptr<v1::Harness::Stub> MakeStub(const std::string& address) {
+// A stub for `address`; with TLS the server certificate is checked against `host` (the name the
+// operator gave, which `address` may be one resolved address of).
+std::unique_ptr<v1::Harness::Stub> MakeStub(
+    const std::string& address, const std::string& host,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
-  return v1::Harness::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  if (credentials != nullptr && !host.empty()) args.SetSslTargetNameOverride(host);
+  return v1::Harness::NewStub(grpc::CreateCustomChannel(
+      address, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(), args));
+}
+
+std::string HostOf(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
 }
 
 // "name:port" -> every address `name` resolves to; literal addresses are kept as they are.
@@ -70,14 +83,16 @@ void HarnessPool::Prepare(grpc::ClientContext* context, double seconds) const {
   if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
 }
 
-HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string token)
+HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string token,
+                         std::shared_ptr<grpc::ChannelCredentials> credentials)
     : token_(std::move(token)) {
   for (const std::string& a : addresses) {
     for (const std::string& e : Expand(a)) {
       addresses_.push_back(e);
       auto node = std::make_unique<Node>();
       node->address = e;
-      node->stub = MakeStub(e);
+      // A name that resolved to this address: the certificate is checked against the name.
+      node->stub = MakeStub(e, e != a ? HostOf(a) : "", credentials);
       nodes_.push_back(std::move(node));
     }
   }

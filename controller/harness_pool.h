@@ -30,8 +30,11 @@ class HarnessPool {
   // `addresses`: HOST:PORT entries; a host name that resolves to several addresses becomes one
   // harness per address.
   // `token`, when not empty, is sent as "authorization: Bearer TOKEN" on every call (harnesses
-  // started with --tokens).
-  explicit HarnessPool(const std::vector<std::string>& addresses, std::string token = "");
+  // started with --tokens). `credentials`: how to connect (TLS, mutual TLS); null: plaintext.
+  // With TLS the certificate must name the host as given in `addresses` (also when it resolves
+  // to several addresses).
+  explicit HarnessPool(const std::vector<std::string>& addresses, std::string token = "",
+                       std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   const std::vector<std::string>& addresses() const { return addresses_; }
   const std::string& token() const { return token_; }

@@ -1,11 +1,16 @@
 // kiln-controller: campaigns that drive coding agents against kiln-harness nodes.
 //
 //   kiln-controller --listen HOST:PORT --data-dir DIR --harness ADDR[,ADDR...]
+//                   [--tokens FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+//                   [--harness-tls-ca FILE [--harness-tls-cert FILE --harness-tls-key FILE]]
 //
 // Prints "kiln-controller listening on HOST:PORT" once ready and resumes every campaign its
 // archive has as running. SIGTERM or SIGINT stops the campaigns' loops (they stay "running" and
 // resume on the next start) and exits 0. Bad flags or an unusable data dir exit 2.
-// $KILN_HARNESS_TOKEN, when set, is the bearer token sent to harnesses run with --tokens.
+// Access is the harness's: --tokens (principals and roles; see controller_service.h for what
+// each role may do), TLS, mutual TLS, no remote address without tokens and TLS. Towards the
+// harnesses the controller is a client: $KILN_HARNESS_TOKEN (or --harness-token-file) is its
+// bearer token, --harness-tls-* its TLS.
 #include <semaphore.h>
 #include <signal.h>
 
@@ -13,12 +18,18 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "controller/campaign_archive.h"
 #include "controller/controller_service.h"
 #include "controller/harness_pool.h"
+#include "harness/common/files.h"
+#include "server/authenticator.h"
+#include "server/server_credentials.h"
+#include "server/token_file.h"
 
 namespace {
 
@@ -29,7 +40,18 @@ constexpr char kUsage[] =
     "on HOST:PORT\" on stdout says it is ready. --harness names the kiln-harness nodes (a host\n"
     "name that resolves to several addresses counts as several). Campaigns left running by a\n"
     "previous process resume. SIGTERM or SIGINT stops and exits 0; bad flags exit 2.\n"
-    "$KILN_HARNESS_TOKEN, when set, is sent as the bearer token to harnesses run with --tokens.\n";
+    "\n"
+    "Access (as kiln-harness's):\n"
+    "  --tokens FILE             one principal a line: NAME ROLE SHA256HEX (ROLE team | agent |\n"
+    "                            operator). Operators start and cancel campaigns and see all;\n"
+    "                            a team or agent sees the campaigns started for it (--owner).\n"
+    "                            WITHOUT --tokens: loopback only, every caller is an operator.\n"
+    "  --tls-cert FILE --tls-key FILE   serve TLS; --tls-client-ca FILE requires client certs\n"
+    "  --allow-insecure-remote   allow plaintext on a non-loopback address (tokens in clear)\n"
+    "Towards the harnesses:\n"
+    "  --harness-token-file FILE the bearer token to send (else $KILN_HARNESS_TOKEN)\n"
+    "  --harness-tls-ca FILE     connect with TLS, trusting this PEM CA certificate\n"
+    "  --harness-tls-cert FILE --harness-tls-key FILE   client certificate for mutual TLS\n";
 
 sem_t stop_requested;
 void OnStopSignal(int) { sem_post(&stop_requested); }
@@ -39,15 +61,44 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// The harness connection's credentials from the --harness-tls-* flags; null: plaintext.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> HarnessCredentials(
+    const std::string& ca, const std::string& cert, const std::string& key) {
+  if (ca.empty() && cert.empty() && key.empty()) return nullptr;
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--harness-tls-cert and --harness-tls-key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [path, flag, out] :
+       {std::tuple{ca, "--harness-tls-ca", &ssl.pem_root_certs},
+        std::tuple{cert, "--harness-tls-cert", &ssl.pem_cert_chain},
+        std::tuple{key, "--harness-tls-key", &ssl.pem_private_key}}) {
+    if (path.empty()) continue;  // no CA: the system's trust store
+    absl::StatusOr<std::string> pem = kiln::ReadFile(path);
+    if (!pem.ok()) {
+      return absl::FailedPreconditionError(
+          std::string(flag) + " " + path + ": " + std::string(pem.status().message()));
+    }
+    *out = *std::move(pem);
+  }
+  return grpc::SslCredentials(ssl);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, data_dir, harness;
+  std::string listen, data_dir, harness, harness_token_file, harness_ca, harness_cert,
+      harness_key;
+  kiln::ListenAccess access;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    }
+    if (a == "--allow-insecure-remote") {
+      access.allow_insecure_remote = true;
+      continue;
     }
     std::string name = a, value;
     size_t eq = a.find('=');
@@ -65,6 +116,22 @@ int main(int argc, char** argv) {
       data_dir = value;
     } else if (name == "--harness") {
       harness = value;
+    } else if (name == "--tokens") {
+      access.tokens_file = value;
+    } else if (name == "--tls-cert") {
+      access.tls_cert = value;
+    } else if (name == "--tls-key") {
+      access.tls_key = value;
+    } else if (name == "--tls-client-ca") {
+      access.tls_client_ca = value;
+    } else if (name == "--harness-token-file") {
+      harness_token_file = value;
+    } else if (name == "--harness-tls-ca") {
+      harness_ca = value;
+    } else if (name == "--harness-tls-cert") {
+      harness_cert = value;
+    } else if (name == "--harness-tls-key") {
+      harness_key = value;
     } else {
       return Fail("unknown flag " + name);
     }
@@ -74,11 +141,34 @@ int main(int argc, char** argv) {
   if (harness.empty()) return Fail("--harness ADDR[,ADDR...] is required");
   std::vector<std::string> addresses = absl::StrSplit(harness, ',', absl::SkipWhitespace());
 
+  access.listen = listen;
+  auto credentials = kiln::MakeServerCredentials(access);
+  if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
+  kiln::Authenticator auth = kiln::Authenticator::Open();
+  if (!access.tokens_file.empty()) {
+    auto tokens = kiln::LoadTokenFile(access.tokens_file);
+    if (!tokens.ok()) return Fail(std::string(tokens.status().message()));
+    auth = kiln::Authenticator::WithTokens(*std::move(tokens));
+  }
+  std::string harness_token;
+  if (!harness_token_file.empty()) {
+    auto text = kiln::ReadFile(harness_token_file);
+    if (!text.ok()) {
+      return Fail("--harness-token-file " + harness_token_file + ": " +
+                  std::string(text.status().message()));
+    }
+    harness_token = std::string(absl::StripAsciiWhitespace(*text));
+    if (harness_token.empty()) return Fail("--harness-token-file " + harness_token_file + " is empty");
+  } else if (const char* token = std::getenv("KILN_HARNESS_TOKEN"); token != nullptr) {
+    harness_token = token;
+  }
+  auto harness_credentials = HarnessCredentials(harness_ca, harness_cert, harness_key);
+  if (!harness_credentials.ok()) return Fail(std::string(harness_credentials.status().message()));
+
   auto archive = kiln::controller::CampaignArchive::Open(data_dir);
   if (!archive.ok()) return Fail(std::string(archive.status().message()));
-  const char* token = std::getenv("KILN_HARNESS_TOKEN");
-  kiln::controller::HarnessPool pool(addresses, token != nullptr ? token : "");
-  kiln::controller::ControllerService service(**archive, pool, data_dir);
+  kiln::controller::HarnessPool pool(addresses, harness_token, *harness_credentials);
+  kiln::controller::ControllerService service(**archive, pool, data_dir, std::move(auth));
 
   sem_init(&stop_requested, 0, 0);
   struct sigaction action = {};
@@ -91,7 +181,7 @@ int main(int argc, char** argv) {
 
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -49,6 +49,17 @@
 
 namespace kiln {
 
+ListenAccess AccessOf(const HarnessOptions& o) {
+  ListenAccess a;
+  a.listen = o.listen;
+  a.tokens_file = o.tokens_file;
+  a.tls_cert = o.tls_cert;
+  a.tls_key = o.tls_key;
+  a.tls_client_ca = o.tls_client_ca;
+  a.allow_insecure_remote = o.allow_insecure_remote;
+  return a;
+}
+
 namespace {
 
 constexpr int kMaxReceiveBytes = 64 << 20;
@@ -414,7 +425,7 @@ absl::Status HarnessServerImpl::Open() {
 absl::Status HarnessServerImpl::Listen() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  auto credentials = MakeServerCredentials(options_);
+  auto credentials = MakeServerCredentials(AccessOf(options_));
   if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int port = 0;

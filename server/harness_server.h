@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/server_credentials.h"
 
 namespace kiln {
 
@@ -58,6 +59,9 @@ struct HarnessOptions {
   int max_workloads = 1024;            // per run
   std::string metrics_listen;          // HOST:PORT of the Prometheus endpoint; empty: none
 };
+
+// The listen address and access flags of `options`, for MakeServerCredentials.
+ListenAccess AccessOf(const HarnessOptions& options);
 
 class HarnessServer {
  public:

@@ -27,7 +27,7 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   return pem;
 }
 
-absl::Status CheckExposure(const HarnessOptions& o, bool tls) {
+absl::Status CheckExposure(const ListenAccess& o, bool tls) {
   if (IsLoopbackListen(o.listen)) return absl::OkStatus();
   if (o.tokens_file.empty()) {
     return absl::FailedPreconditionError(
@@ -61,7 +61,7 @@ bool IsLoopbackListen(const std::string& listen) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const HarnessOptions& o) {
+    const ListenAccess& o) {
   if (o.tls_cert.empty() != o.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }

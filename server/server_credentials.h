@@ -1,6 +1,6 @@
-// How kiln-harness may be reached: TLS (optionally mutual) from the PEM files named in the
-// options, plaintext only on loopback unless the operator insists (--allow-insecure-remote), and
-// no remote clients at all without a tokens file.
+// How kiln-harness and kiln-controller may be reached: TLS (optionally mutual) from the PEM files
+// named in the options, plaintext only on loopback unless the operator insists
+// (--allow-insecure-remote), and no remote clients at all without a tokens file.
 #ifndef KILN_SERVER_SERVER_CREDENTIALS_H_
 #define KILN_SERVER_SERVER_CREDENTIALS_H_
 
@@ -10,9 +10,18 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/harness_server.h"
 
 namespace kiln {
+
+// What a server listens on and with which access flags (the same flag names in both programs).
+struct ListenAccess {
+  std::string listen;         // HOST:PORT
+  std::string tokens_file;    // --tokens; empty: loopback only, every caller an operator
+  std::string tls_cert;       // --tls-cert (PEM); with tls_key: serve TLS
+  std::string tls_key;        // --tls-key (PEM)
+  std::string tls_client_ca;  // --tls-client-ca (PEM): clients must present a certificate it signed
+  bool allow_insecure_remote = false;  // --allow-insecure-remote: plaintext on a remote address
+};
 
 // Whether HOST of "HOST:PORT" is a loopback address: 127.0.0.0/8, ::1 ("[::1]") or "localhost".
 // Host names other than localhost count as remote.
@@ -22,7 +31,7 @@ bool IsLoopbackListen(const std::string& listen);
 // address without --tokens, or without TLS and without --allow-insecure-remote; INVALID_ARGUMENT
 // for half a key pair; FAILED_PRECONDITION naming the file that cannot be read.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const HarnessOptions& options);
+    const ListenAccess& access);
 
 }  // namespace kiln
 

@@ -17,14 +17,6 @@ bool IsNameChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
 }
 
-bool IsValidName(const std::string& name) {
-  if (name.empty() || name.size() > kMaxNameLength) return false;
-  for (char c : name) {
-    if (!IsNameChar(c)) return false;
-  }
-  return true;
-}
-
 bool IsHexDigest(const std::string& s) {
   if (s.size() != 64) return false;
   for (char c : s) {
@@ -40,7 +32,7 @@ absl::StatusOr<TokenEntry> ParseLine(const std::vector<std::string>& fields) {
   }
   TokenEntry entry;
   entry.principal.name = fields[0];
-  if (!IsValidName(entry.principal.name)) {
+  if (!ValidPrincipalName(entry.principal.name)) {
     return absl::InvalidArgumentError(
         absl::StrCat("name '", fields[0], "': use 1 to 64 of A-Z a-z 0-9 . _ -"));
   }
@@ -60,6 +52,14 @@ absl::StatusOr<TokenEntry> ParseLine(const std::vector<std::string>& fields) {
 }
 
 }  // namespace
+
+bool ValidPrincipalName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  for (char c : name) {
+    if (!IsNameChar(c)) return false;
+  }
+  return true;
+}
 
 absl::StatusOr<std::vector<TokenEntry>> ParseTokenFile(const std::string& text,
                                                        const std::string& path) {

@@ -21,6 +21,9 @@ struct TokenEntry {
   std::string sha256_hex;  // lowercase
 };
 
+// Whether `name` may name a principal: [A-Za-z0-9._-], 1 to 64 characters.
+bool ValidPrincipalName(const std::string& name);
+
 // Parses the text of a tokens file. Errors are INVALID_ARGUMENT "PATH:LINE: what is wrong" (a
 // bad role, a malformed hash, a name or hash given twice, ...). `path` only names the file.
 absl::StatusOr<std::vector<TokenEntry>> ParseTokenFile(const std::string& text,

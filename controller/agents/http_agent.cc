@@ -1,7 +1,5 @@
 #include "controller/agents/http_agent.h"
 
-#include <curl/curl.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "controller/agents/curl_api.h"
 #include "controller/agents/workspace.h"
 
 namespace kiln::controller {
@@ -81,30 +80,31 @@ std::string ParseReply(const std::string& type, const Json& parsed, std::string*
 
 absl::StatusOr<HttpReply> HttpPost(const std::string& url, const std::vector<std::string>& headers,
                                    const std::string& body, double timeout_s) {
-  static std::once_flag init;
-  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  CURL* curl = curl_easy_init();
+  absl::StatusOr<const CurlApi*> api = Curl();
+  if (!api.ok()) return api.status();
+  const CurlApi& c = **api;
+  CURL* curl = c.easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
   curl_slist* list = nullptr;
-  for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
+  for (const std::string& h : headers) list = c.slist_append(list, h.c_str());
   HttpReply reply;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  CURLcode code = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
+  c.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  c.easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  c.easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  c.easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  c.easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
+  c.easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
+  c.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000));
+  c.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  CURLcode code = c.easy_perform(curl);
+  c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
+  c.slist_free_all(list);
+  c.easy_cleanup(curl);
   if (code == CURLE_OPERATION_TIMEDOUT) {
     return absl::DeadlineExceededError(absl::StrCat(url, ": timed out after ", timeout_s, " s"));
   }
   if (code != CURLE_OK) {
-    return absl::UnavailableError(absl::StrCat(url, ": ", curl_easy_strerror(code)));
+    return absl::UnavailableError(absl::StrCat(url, ": ", c.easy_strerror(code)));
   }
   return reply;
 }

@@ -77,6 +77,14 @@ def check_systemd(bin_dir):
         args = re.search(r"KILN_HARNESS_ARGS=(.*)", env).group(1).split()
         unknown = [f for f in flags_of(args) if f not in harness_flags]
         check(not unknown, f"harness.env's flags are kiln-harness's (unknown: {unknown})")
+        controller = open(os.path.join(DEPLOY, "systemd", "kiln-controller.service")).read()
+        check("$KILN_CONTROLLER_ARGS" in controller, "kiln-controller.service takes its access flags")
+        env = open(os.path.join(DEPLOY, "systemd", "controller.env")).read()
+        examples = re.findall(r"KILN_CONTROLLER_ARGS=(.*)", env)
+        controller_flags = known_flags(os.path.join(bin_dir, "kiln-controller"))
+        unknown = [f for line in examples for f in flags_of(line.split()) if f not in controller_flags]
+        check(examples and not unknown,
+              f"controller.env's flags are kiln-controller's (unknown: {unknown})")
 
 
 def check_kubernetes(bin_dir):
@@ -126,6 +134,10 @@ def check_kubernetes(bin_dir):
         text = controller_help.stdout + controller_help.stderr
         unknown = [f for f in flags_of(args) if "--" + f not in text]
         check(not unknown, f"the controller's flags are kiln-controller's (unknown: {unknown})")
+        check("--tokens" in args, "the controller serves with a tokens file (a remote address needs one)")
+        spec = dep["spec"]["template"]["spec"]
+        check({m["name"] for m in c["volumeMounts"]} <= {v["name"] for v in spec["volumes"]},
+              "every mount of the controller has its volume")
 
 
 def check_container(bin_dir):

@@ -34,23 +34,6 @@ std::string WriteTokens(const ScratchDir& dir) {
   return path;
 }
 
-// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, made by the
-// openssl command line in `dir`.
-void MakeCertificates(const ScratchDir& dir) {
-  const std::string script =
-      "set -e; cd '" + dir.path() +
-      "'; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes';"
-      "openssl req -x509 $k -keyout ca.key -out ca.pem -days 2 -subj /CN=kiln-test-ca;"
-      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext;"
-      "for n in server client; do "
-      "openssl req $k -keyout $n.key -out $n.csr -subj /CN=$n;"
-      "openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-      "-extfile san.ext -out $n.pem; done";
-  Completed made = Run({"/bin/sh", "-c", script}, 120);
-  INFO(made.Describe());
-  REQUIRE(made.exit_code == 0);
-}
-
 Completed KilnAs(const HarnessInstance& harness, const std::string& token,
                  std::vector<std::string> args) {
   if (!token.empty()) args.insert(args.begin(), {"--token", token});
@@ -224,7 +207,7 @@ TEST_CASE("teams submit and read their own runs, see only scores of others, and 
 
 TEST_CASE("over TLS the CLI needs the CA, and with mutual TLS a client certificate") {
   ScratchDir dir;
-  MakeCertificates(dir);
+  MakeTestCertificates(dir);
   HarnessInstance harness(dir / "data", {"--tls-cert", dir / "server.pem", "--tls-key",
                                          dir / "server.key", "--tls-client-ca", dir / "ca.pem"});
   Completed plaintext = harness.Kiln({"node"});

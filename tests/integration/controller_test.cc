@@ -12,6 +12,7 @@
 #include <regex>
 #include <thread>
 
+#include "harness/common/sha256.h"
 #include "tests/integration/harness_instance.h"
 #include "tests/integration/subprocess.h"
 
@@ -26,10 +27,13 @@ std::string Examples() { return std::string(KILN_SOURCE_DIR) + "/controller/exam
 
 class ControllerInstance {
  public:
-  ControllerInstance(std::string data_dir, std::string harness) : data_dir_(std::move(data_dir)) {
-    child_.emplace(Child::Start({ControllerBinary(), "--listen", "127.0.0.1:0", "--data-dir",
-                                 data_dir_, "--harness", harness},
-                                logs_ / "stdout", logs_ / "stderr"));
+  ControllerInstance(std::string data_dir, std::string harness,
+                     const std::vector<std::string>& extra_flags = {})
+      : data_dir_(std::move(data_dir)) {
+    std::vector<std::string> argv = {ControllerBinary(), "--listen", "127.0.0.1:0", "--data-dir",
+                                     data_dir_, "--harness", harness};
+    argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+    child_.emplace(Child::Start(argv, logs_ / "stdout", logs_ / "stderr"));
     address_ = WaitForListening(*child_, "kiln-controller");
   }
   ~ControllerInstance() {
@@ -132,6 +136,23 @@ TEST_CASE(
   REQUIRE(watch.exit_code == 0);
   CHECK_THAT(watch.out, Catch::Contains("ended: completed"));
   Json c = ShowJson(restarted, id);
+  // What each round and evaluation decided, for a failure's report.
+  std::string decisions;
+  for (const auto& row : Query(restarted.db(), "SELECT round, pass, agent, outcome FROM rounds "
+                                               "ORDER BY round")) {
+    decisions += "round " + row[0] + " " + row[1] + " " + row[2] + ": " + row[3] + "\n";
+  }
+  for (const auto& row : Query(restarted.db(), "SELECT round, purpose, status, mean_latency_ms, "
+                                               "attempts FROM evaluations ORDER BY id")) {
+    decisions += "evaluation round " + row[0] + " " + row[1] + ": " + row[2] + " " + row[3] +
+                 " ms, attempts " + row[4] + "\n";
+  }
+  for (const auto& row : Query(restarted.db(), "SELECT kind, message FROM events WHERE "
+                                               "kind IN ('promotion', 'candidate', 'ended') "
+                                               "ORDER BY seq")) {
+    decisions += row[0] + ": " + row[1] + "\n";
+  }
+  INFO(decisions);
   CHECK(c["status"] == "completed");
   CHECK(c["promotions"].get<int>() >= 1);
   CHECK(c["best_latency_ms"].get<double>() < c["baseline_latency_ms"].get<double>());
@@ -409,6 +430,82 @@ TEST_CASE("a command agent evaluates through kiln mcp and its evaluations count 
   CHECK(Slurp(*workspace / "kiln-evaluations.log").size() > 0);
   // The harness ran the agent's evaluation besides the controller's.
   CHECK(CountRuns(harness) == Count(controller.db(), "SELECT COUNT(*) FROM evaluations") + 1);
+}
+
+TEST_CASE("a controller with --tokens: the CLI's token decides what each principal may do") {
+  ScratchDir harness_dir, controller_dir, files, secrets;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  std::ofstream(secrets / "tokens")
+      << "ops operator " << Sha256Hex("t-ops") << "\nred team " << Sha256Hex("t-red") << "\n";
+  ControllerInstance controller(controller_dir.path(), harness.address(),
+                                {"--tokens", secrets / "tokens"});
+  std::string yaml = MatmulCampaign(files, {{"max_candidates: 9", "max_candidates: 1"}});
+
+  Completed anonymous = controller.Campaign({"list"});
+  CHECK(anonymous.exit_code == 2);
+  CHECK_THAT(anonymous.err, Catch::Contains("UNAUTHENTICATED"));
+  Completed team_start = controller.Campaign({"start", yaml, "--token", "t-red"});
+  CHECK(team_start.exit_code == 2);
+  CHECK_THAT(team_start.err, Catch::Contains("PERMISSION_DENIED"));
+  // The operator starts one for red; red finds it with its token from the environment.
+  Completed start = controller.Campaign({"start", yaml, "--owner", "red", "--token", "t-ops"});
+  REQUIRE(start.exit_code == 0);
+  const std::string id = start.out.substr(0, start.out.find('\n'));
+  ::setenv("KILN_CONTROLLER_TOKEN", "t-red", 1);
+  Completed show = controller.Campaign({"show", id, "--json"});
+  Completed list = controller.Campaign({"list"});
+  ::unsetenv("KILN_CONTROLLER_TOKEN");
+  REQUIRE(show.exit_code == 0);
+  CHECK(Json::parse(show.out).value("owner", "") == "red");
+  CHECK(list.exit_code == 0);
+  CHECK_THAT(list.out, Catch::Contains(id));
+  Completed team_cancel = controller.Campaign({"cancel", id, "--token", "t-red"});
+  CHECK(team_cancel.exit_code == 2);
+  CHECK_THAT(team_cancel.err, Catch::Contains("PERMISSION_DENIED"));
+  CHECK(controller.Campaign({"cancel", id, "--token", "t-ops"}).exit_code != 2);
+}
+
+TEST_CASE("kiln-controller refuses a remote address without a tokens file") {
+  ScratchDir dir;
+  Completed c = Run({ControllerBinary(), "--listen", "0.0.0.0:0", "--data-dir", dir.path(),
+                     "--harness", "127.0.0.1:1"},
+                    30);
+  CHECK(c.exit_code == 2);
+  CHECK_THAT(c.err, Catch::Contains("needs --tokens FILE"));
+}
+
+TEST_CASE("mutual TLS from the CLI to the controller and from the controller to the harness") {
+  ScratchDir certs, harness_dir, controller_dir, files, secrets;
+  MakeTestCertificates(certs);
+  HarnessInstance harness(harness_dir.path(),
+                          {"--backend", "host", "--tls-cert", certs / "server.pem", "--tls-key",
+                           certs / "server.key", "--tls-client-ca", certs / "ca.pem"});
+  std::ofstream(secrets / "tokens") << "ops operator " << Sha256Hex("t-ops") << "\n";
+  ControllerInstance controller(
+      controller_dir.path(), harness.address(),
+      {"--tokens", secrets / "tokens", "--tls-cert", certs / "server.pem", "--tls-key",
+       certs / "server.key", "--tls-client-ca", certs / "ca.pem", "--harness-tls-ca",
+       certs / "ca.pem", "--harness-tls-cert", certs / "client.pem", "--harness-tls-key",
+       certs / "client.key"});
+  const std::vector<std::string> tls = {"--tls-ca", certs / "ca.pem", "--tls-cert",
+                                        certs / "client.pem", "--tls-key", certs / "client.key",
+                                        "--token", "t-ops"};
+  Completed plaintext = controller.Campaign({"list", "--token", "t-ops"});
+  CHECK(plaintext.exit_code == 2);
+  Completed no_client_cert =
+      controller.Campaign({"list", "--tls-ca", certs / "ca.pem", "--token", "t-ops"});
+  CHECK(no_client_cert.exit_code == 2);
+  // A whole campaign: its evaluations reach the harness only through the controller's mutual TLS.
+  std::string yaml = MatmulCampaign(files, {{"max_candidates: 9", "max_candidates: 1"}});
+  std::vector<std::string> start = {"start", yaml, "--wait", "--json"};
+  start.insert(start.end(), tls.begin(), tls.end());
+  Completed done = controller.Campaign(start);
+  INFO(done.Describe());
+  REQUIRE(done.exit_code == 0);
+  Json result = Json::parse(done.out);
+  CHECK(result["status"] == "completed");
+  CHECK(result["candidates_evaluated"].get<int>() >= 1);
+  CHECK(result["baseline_latency_ms"].get<double>() > 0);  // measured on the harness
 }
 
 }  // namespace

@@ -18,6 +18,21 @@ std::string DataPath(const std::string& rel) {
   return std::string(KILN_SOURCE_DIR) + "/tests/integration/data/" + rel;
 }
 
+void MakeTestCertificates(const ScratchDir& dir) {
+  const std::string script =
+      "set -e; cd '" + dir.path() +
+      "'; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes';"
+      "openssl req -x509 $k -keyout ca.key -out ca.pem -days 2 -subj /CN=kiln-test-ca;"
+      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext;"
+      "for n in server client; do "
+      "openssl req $k -keyout $n.key -out $n.csr -subj /CN=$n;"
+      "openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+      "-extfile san.ext -out $n.pem; done";
+  Completed made = Run({"/bin/sh", "-c", script}, 120);
+  INFO(made.Describe());
+  REQUIRE(made.exit_code == 0);
+}
+
 Completed Kiln(const std::vector<std::string>& args, double timeout_s) {
   std::vector<std::string> argv{KilnBinary()};
   argv.insert(argv.end(), args.begin(), args.end());

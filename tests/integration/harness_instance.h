@@ -21,6 +21,11 @@ std::string DataPath(const std::string& rel);  // tests/integration/data/<rel>
 // Worker wall-clock limit the tests run the harness with; the endless-loop solution hits it.
 inline constexpr double kWorkerTimeoutS = 5;
 
+// A CA (ca.pem), a server certificate for localhost and 127.0.0.1 (server.pem, server.key) and
+// a client certificate (client.pem, client.key) signed by it, made in `dir` by the openssl
+// command line. Fails the current test when they cannot be made.
+void MakeTestCertificates(const ScratchDir& dir);
+
 // Runs the kiln CLI with `args` (global flags included by the caller).
 Completed Kiln(const std::vector<std::string>& args, double timeout_s = 180);
 

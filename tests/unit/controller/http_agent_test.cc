@@ -2,6 +2,8 @@
 // public API documents it (no LLM endpoint is reachable from the test machines).
 #include "controller/agents/http_agent.h"
 
+#include "controller/agents/curl_api.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -231,6 +233,29 @@ TEST_CASE("unnamed code blocks take the known file names in order") {
   CHECK(files[0].path() == "x.cc");
   CHECK(files[0].content() == "a\n");
   CHECK(files[1].path() == "y.h");
+}
+
+}  // namespace
+}  // namespace kiln::controller
+
+namespace kiln::controller {
+namespace {
+
+TEST_CASE("without libcurl the http agent's error names the library and what to install") {
+  absl::StatusOr<CurlApi> api = LoadCurl("/nonexistent/libcurl.so.4");
+  REQUIRE_FALSE(api.ok());
+  CHECK(api.status().code() == absl::StatusCode::kFailedPrecondition);
+  const std::string message(api.status().message());
+  CHECK_THAT(message, Catch::Contains("/nonexistent/libcurl.so.4"));
+  CHECK_THAT(message, Catch::Contains("install libcurl4"));
+  // A library that is not libcurl is refused too, not called.
+  absl::StatusOr<CurlApi> other = LoadCurl("libm.so.6");
+  REQUIRE_FALSE(other.ok());
+  CHECK_THAT(std::string(other.status().message()), Catch::Contains("lacks curl_easy_"));
+  // The real one loads and works (the tests above post through it).
+  absl::StatusOr<const CurlApi*> curl = Curl();
+  REQUIRE(curl.ok());
+  CHECK(std::string((*curl)->easy_strerror(CURLE_OK)) == "No error");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "server/log_line.h"
 #include "server/metrics_endpoint.h"
 #include "server/prometheus_metrics.h"
+#include "server/harness_server.h"
 #include "server/server_credentials.h"
 
 namespace kiln {
@@ -132,17 +133,17 @@ TEST_CASE("only loopback addresses count as loopback") {
 TEST_CASE("a remote address needs tokens, and TLS unless insecure remote is allowed") {
   HarnessOptions o;
   o.listen = "0.0.0.0:0";
-  auto no_tokens = MakeServerCredentials(o);
+  auto no_tokens = MakeServerCredentials(AccessOf(o));
   REQUIRE_FALSE(no_tokens.ok());
   CHECK_THAT(std::string(no_tokens.status().message()), Catch::Contains("--tokens"));
   o.tokens_file = "tokens";
-  auto no_tls = MakeServerCredentials(o);
+  auto no_tls = MakeServerCredentials(AccessOf(o));
   REQUIRE_FALSE(no_tls.ok());
   CHECK_THAT(std::string(no_tls.status().message()), Catch::Contains("--allow-insecure-remote"));
   o.allow_insecure_remote = true;
-  CHECK(MakeServerCredentials(o).ok());
+  CHECK(MakeServerCredentials(AccessOf(o)).ok());
   o.tls_cert = "cert.pem";  // without its key
-  CHECK(MakeServerCredentials(o).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(MakeServerCredentials(AccessOf(o)).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
