@@ -198,7 +198,7 @@ v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worke
   request.set_measure(measure);
   request.set_output_dir(output_dir);
   if (!program.python() && program.build != nullptr) {
-    request.set_library_path(program.build->artifact_path);
+    request.set_artifact_path(program.build->artifact_path);
     request.set_symbol(program.build->symbol);
   }
   if (worker.device_zero) request.set_device_index(0);

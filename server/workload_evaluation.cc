@@ -714,7 +714,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
                                               "candidate", /*measure=*/true, out_dir);
       if (!cand.package.empty()) {
         const v1::BuildSpec& spec = w.job->solution->spec();
-        request.set_library_path(cand.package);
+        request.set_artifact_path(cand.package);
         request.set_symbol(spec.entry_point());
         request.set_value_returning(spec.has_destination_passing_style() &&
                                     !spec.destination_passing_style());

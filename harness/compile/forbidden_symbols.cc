@@ -57,9 +57,9 @@ absl::Status CheckForbiddenSymbols(const ElfSymbols& symbols, const std::string&
   return absl::OkStatus();
 }
 
-absl::Status CheckForbiddenSymbols(const std::string& library_path, const std::string& definition,
+absl::Status CheckForbiddenSymbols(const std::string& so_path, const std::string& definition,
                                    const std::vector<std::string>& allowed_libraries) {
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(so_path);
   if (!symbols.ok()) return symbols.status();
   return CheckForbiddenSymbols(*symbols, definition, allowed_libraries);
 }

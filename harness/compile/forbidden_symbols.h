@@ -26,7 +26,7 @@ namespace kiln {
 // `allowed_libraries` are the definition's kiln:allow-library:<key> keys.
 absl::Status CheckForbiddenSymbols(const ElfSymbols& symbols, const std::string& definition,
                                    const std::vector<std::string>& allowed_libraries);
-absl::Status CheckForbiddenSymbols(const std::string& library_path, const std::string& definition,
+absl::Status CheckForbiddenSymbols(const std::string& so_path, const std::string& definition,
                                    const std::vector<std::string>& allowed_libraries);
 
 }  // namespace kiln

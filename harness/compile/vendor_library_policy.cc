@@ -53,9 +53,9 @@ absl::Status CheckVendorLibraries(const ElfSymbols& symbols, const std::string& 
   return absl::OkStatus();
 }
 
-absl::Status CheckVendorLibraries(const std::string& library_path, const std::string& definition,
+absl::Status CheckVendorLibraries(const std::string& so_path, const std::string& definition,
                                   const std::vector<std::string>& allowed) {
-  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(library_path);
+  absl::StatusOr<ElfSymbols> symbols = ReadElfDynamicSymbols(so_path);
   if (!symbols.ok()) return symbols.status();
   return CheckVendorLibraries(*symbols, definition, allowed);
 }

@@ -36,7 +36,7 @@ absl::Status CheckVendorLibraries(const ElfSymbols& symbols, const std::string& 
                                   const std::vector<std::string>& allowed);
 // The same for a compiled shared object; an unreadable object is the error of
 // ReadElfDynamicSymbols.
-absl::Status CheckVendorLibraries(const std::string& library_path, const std::string& definition,
+absl::Status CheckVendorLibraries(const std::string& so_path, const std::string& definition,
                                   const std::vector<std::string>& allowed);
 
 }  // namespace kiln

@@ -223,7 +223,7 @@ absl::Status Evaluation::Setup() {
     collect_timed_ = collect_ != nullptr && external_->collect_timed_calls;
   } else {
     absl::StatusOr<SolutionLibrary> lib =
-        LoadSolution(request_.library_path(), request_.symbol());
+        LoadSolution(request_.artifact_path(), request_.symbol());
     if (!lib.ok()) return lib.status();
     entry_ = lib->entry;
   }

@@ -24,7 +24,7 @@
 //                                 kExternalRejected)
 //   kiln_runner_ready()           a spare (started before its solution is known) says it has
 //                                 imported what it needs: a status "ready" on fd 4
-//   kiln_runner_library_path(), kiln_runner_symbol(), kiln_runner_value_returning()
+//   kiln_runner_artifact_path(), kiln_runner_symbol(), kiln_runner_value_returning()
 //                                 a spare's solution: its package, entry point and style
 //   kiln_runner_fail(message)     sends a RUNTIME_ERROR result naming why the runner cannot run
 //                                 (torch missing, the reference does not define run(), ...)
@@ -104,8 +104,8 @@ __attribute__((visibility("default"))) int kiln_runner_ready() {
   return kiln::WriteFramed(kiln::kWorkerEventFd, event) ? 0 : 3;
 }
 
-__attribute__((visibility("default"))) const char* kiln_runner_library_path() {
-  return Request().library_path().c_str();
+__attribute__((visibility("default"))) const char* kiln_runner_artifact_path() {
+  return Request().artifact_path().c_str();
 }
 
 __attribute__((visibility("default"))) const char* kiln_runner_symbol() {

@@ -39,7 +39,7 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
                request.backend().c_str(),
                external != nullptr
                    ? "solution supplied in-process"
-                   : ("library " + request.library_path() + ", symbol " + request.symbol()).c_str());
+                   : ("library " + request.artifact_path() + ", symbol " + request.symbol()).c_str());
   const auto started = std::chrono::steady_clock::now();
   auto since = [started] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)

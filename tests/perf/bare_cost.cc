@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       *req.mutable_definition() = b->definition;
       *req.mutable_workload() = b->workloads[wi];
       const auto& out = role == 1 ? cand : ref;
-      req.set_library_path(out.artifact_path);
+      req.set_artifact_path(out.artifact_path);
       req.set_symbol(out.symbol);
       req.set_role(role == 1 ? "candidate" : "reference");
       for (int t = 0; t < config.trials(); ++t) req.add_trial_seeds(1000 * r + t + 1);

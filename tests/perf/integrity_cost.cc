@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   if (!config.ok()) Die(config.status().ToString());
   *request.mutable_timing() = *config;
   for (int t = 0; t < std::max(1, config->trials()); ++t) request.add_trial_seeds(1000 + t);
-  request.set_library_path(library);
+  request.set_artifact_path(library);
   request.set_symbol(symbol);
   request.set_role("candidate");
   request.set_measure(true);

@@ -511,7 +511,7 @@ def main():
     core.kiln_runner_serve.argtypes = [ENTRY, ENTRY]
     core.kiln_runner_serve_solution.argtypes = [ENTRY, ENTRY]
     core.kiln_runner_note_failure.argtypes = [ctypes.c_char_p]
-    core.kiln_runner_library_path.restype = ctypes.c_char_p
+    core.kiln_runner_artifact_path.restype = ctypes.c_char_p
     core.kiln_runner_symbol.restype = ctypes.c_char_p
     if opts.spare:
         # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
@@ -530,7 +530,7 @@ def main():
     if core.kiln_runner_read_request() != 0:
         return 2
     if opts.spare:
-        opts.solution = core.kiln_runner_library_path().decode("utf-8")
+        opts.solution = core.kiln_runner_artifact_path().decode("utf-8")
         opts.entry = core.kiln_runner_symbol().decode("utf-8")
         opts.style = "value" if core.kiln_runner_value_returning() else "dps"
 

@@ -233,7 +233,7 @@ v1::WorkerRequest WorkerJob::Request(const v1::Definition& def, const v1::Worklo
   v1::WorkerRequest request;
   *request.mutable_definition() = def;
   *request.mutable_workload() = workload;
-  request.set_library_path(TestSolutionLibrary());
+  request.set_artifact_path(TestSolutionLibrary());
   request.set_symbol(symbol);
   request.set_role(role);
   for (uint64_t seed : seeds) request.add_trial_seeds(seed);

@@ -31,7 +31,7 @@ TEST_CASE("kiln-worker without a GPU reports the missing CUDA device as a runtim
   absl::StatusOr<std::string> dir = MakeTempDir("", "kiln-cuda-nodevice");
   REQUIRE(dir.ok());
   v1::WorkerRequest request;
-  request.set_library_path(*dir + "/never-loaded.so");
+  request.set_artifact_path(*dir + "/never-loaded.so");
   request.set_symbol("add");
   request.add_trial_seeds(1);
   request.set_backend("cuda");

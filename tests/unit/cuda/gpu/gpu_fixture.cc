@@ -102,7 +102,7 @@ v1::WorkerRequest CudaJob::Request(const std::string& symbol, int64_t n,
   v1::WorkerRequest request;
   *request.mutable_definition() = VectorAdd();
   *request.mutable_workload() = VectorAddWorkload(n);
-  request.set_library_path(CudaTestLibrary());
+  request.set_artifact_path(CudaTestLibrary());
   request.set_symbol(symbol);
   request.set_role("candidate");
   for (uint64_t seed : seeds) request.add_trial_seeds(seed);
