@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "harness/common/files.h"
+#include "server/server_credentials.h"
 
 namespace kiln::cli {
 
@@ -20,30 +20,14 @@ grpc::ChannelArguments ChannelArgs() {
   return args;
 }
 
-std::string ReadPemOrThrow(const std::string& path, const char* flag) {
-  absl::StatusOr<std::string> pem = ReadFile(path);
-  if (!pem.ok()) {
-    throw std::runtime_error(absl::StrCat(flag, " ", path, ": ", pem.status().message()));
-  }
-  return *std::move(pem);
-}
-
 }  // namespace
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ConnectionFlags& flags) {
-  const bool tls = !flags.tls_ca.empty() || !flags.tls_cert.empty();
-  if (!tls) return grpc::InsecureChannelCredentials();
-  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
-    throw std::runtime_error("--tls-cert and --tls-key go together");
-  }
-  grpc::SslCredentialsOptions ssl;
   // Without --tls-ca, the system's trust store.
-  if (!flags.tls_ca.empty()) ssl.pem_root_certs = ReadPemOrThrow(flags.tls_ca, "--tls-ca");
-  if (!flags.tls_cert.empty()) {
-    ssl.pem_cert_chain = ReadPemOrThrow(flags.tls_cert, "--tls-cert");
-    ssl.pem_private_key = ReadPemOrThrow(flags.tls_key, "--tls-key");
-  }
-  return grpc::SslCredentials(ssl);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(flags.tls_ca, flags.tls_cert, flags.tls_key);
+  if (!credentials.ok()) throw std::runtime_error(std::string(credentials.status().message()));
+  return *std::move(credentials);
 }
 
 Connection::Connection(std::string server) : server_(std::move(server)) {

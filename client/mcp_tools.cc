@@ -33,6 +33,17 @@ ToolResult ArgumentError(const std::string& field, const std::string& need) {
 }
 
 // A failed harness call as the CLI words it ("kiln: NOT_FOUND: definition: unknown ...").
+// One unary call of the harness for a tool call, which notifications/cancelled can cancel.
+template <typename Rpc>
+grpc::Status Unary(Connection& connection, CallState& state, Rpc rpc) {
+  grpc::ClientContext context;
+  connection.Prepare(&context, kDefaultCallTimeoutS);
+  state.SetContext(&context);
+  grpc::Status status = rpc(&context);
+  state.SetContext(nullptr);
+  return status;
+}
+
 ToolResult CallError(Connection& connection, const grpc::Status& status) {
   return {connection.Describe(status), Json{{"code", StatusCodeName(status.error_code())},
                                             {"message", status.error_message()}},
@@ -243,13 +254,10 @@ Json McpServer::ToolsList() const {
 }
 
 ToolResult McpServer::ListDefinitions(ToolCall& call) {
-  grpc::ClientContext context;
-  connection_->Prepare(&context, kDefaultCallTimeoutS);
-  call.state.SetContext(&context);
   v1::ListDefinitionsResponse response;
-  grpc::Status status =
-      connection_->stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &response);
-  call.state.SetContext(nullptr);
+  grpc::Status status = Unary(*connection_, call.state, [&](grpc::ClientContext* context) {
+    return connection_->stub().ListDefinitions(context, v1::ListDefinitionsRequest(), &response);
+  });
   if (!status.ok()) return CallError(*connection_, status);
   return {DefinitionsText(response), ProtoToJson(response), false};
 }
@@ -262,12 +270,10 @@ ToolResult McpServer::ShowDefinition(ToolCall& call) {
   v1::GetDefinitionRequest request;
   request.set_name(name);
   request.set_include_workloads(call.arguments.value("include_workloads", true));
-  grpc::ClientContext context;
-  connection_->Prepare(&context, kDefaultCallTimeoutS);
-  call.state.SetContext(&context);
   v1::DefinitionDetail detail;
-  grpc::Status status = connection_->stub().GetDefinition(&context, request, &detail);
-  call.state.SetContext(nullptr);
+  grpc::Status status = Unary(*connection_, call.state, [&](grpc::ClientContext* context) {
+    return connection_->stub().GetDefinition(context, request, &detail);
+  });
   if (!status.ok()) return CallError(*connection_, status);
   std::string text = DefinitionDetailText(detail);
   if (!detail.definition().reference().empty()) {
@@ -382,12 +388,10 @@ ToolResult McpServer::GetRun(ToolCall& call) {
   v1::GetRunRequest request;
   request.set_run_id(run_id);
   request.set_include_sources(call.arguments.value("include_sources", false));
-  grpc::ClientContext context;
-  connection_->Prepare(&context, kDefaultCallTimeoutS);
-  call.state.SetContext(&context);
   v1::Run run;
-  grpc::Status status = connection_->stub().GetRun(&context, request, &run);
-  call.state.SetContext(nullptr);
+  grpc::Status status = Unary(*connection_, call.state, [&](grpc::ClientContext* context) {
+    return connection_->stub().GetRun(context, request, &run);
+  });
   if (!status.ok()) return CallError(*connection_, status);
   return {RunShowText(run), RunShowJson(run), false};
 }
@@ -404,12 +408,10 @@ ToolResult McpServer::Leaderboard(ToolCall& call) {
   request.set_definition(definition);
   request.set_mode(mode);
   request.set_rule(call.arguments.value("best", false) ? "best" : "latest");
-  grpc::ClientContext context;
-  connection_->Prepare(&context, kDefaultCallTimeoutS);
-  call.state.SetContext(&context);
   v1::Leaderboard board;
-  grpc::Status status = connection_->stub().GetLeaderboard(&context, request, &board);
-  call.state.SetContext(nullptr);
+  grpc::Status status = Unary(*connection_, call.state, [&](grpc::ClientContext* context) {
+    return connection_->stub().GetLeaderboard(context, request, &board);
+  });
   if (!status.ok()) return CallError(*connection_, status);
   return {LeaderboardText(board), ProtoToJson(board), false};
 }

@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -59,29 +58,6 @@ void OnStopSignal(int) { sem_post(&stop_requested); }
 int Fail(const std::string& message) {
   std::fprintf(stderr, "kiln-controller: %s\n\n%s", message.c_str(), kUsage);
   return 2;
-}
-
-// The harness connection's credentials from the --harness-tls-* flags; null: plaintext.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> HarnessCredentials(
-    const std::string& ca, const std::string& cert, const std::string& key) {
-  if (ca.empty() && cert.empty() && key.empty()) return nullptr;
-  if (cert.empty() != key.empty()) {
-    return absl::InvalidArgumentError("--harness-tls-cert and --harness-tls-key go together");
-  }
-  grpc::SslCredentialsOptions ssl;
-  for (auto [path, flag, out] :
-       {std::tuple{ca, "--harness-tls-ca", &ssl.pem_root_certs},
-        std::tuple{cert, "--harness-tls-cert", &ssl.pem_cert_chain},
-        std::tuple{key, "--harness-tls-key", &ssl.pem_private_key}}) {
-    if (path.empty()) continue;  // no CA: the system's trust store
-    absl::StatusOr<std::string> pem = kiln::ReadFile(path);
-    if (!pem.ok()) {
-      return absl::FailedPreconditionError(
-          std::string(flag) + " " + path + ": " + std::string(pem.status().message()));
-    }
-    *out = *std::move(pem);
-  }
-  return grpc::SslCredentials(ssl);
 }
 
 }  // namespace
@@ -162,7 +138,8 @@ int main(int argc, char** argv) {
   } else if (const char* token = std::getenv("KILN_HARNESS_TOKEN"); token != nullptr) {
     harness_token = token;
   }
-  auto harness_credentials = HarnessCredentials(harness_ca, harness_cert, harness_key);
+  auto harness_credentials =
+      kiln::MakeChannelCredentials(harness_ca, harness_cert, harness_key, "--harness-tls");
   if (!harness_credentials.ok()) return Fail(std::string(harness_credentials.status().message()));
 
   auto archive = kiln::controller::CampaignArchive::Open(data_dir);

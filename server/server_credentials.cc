@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <tuple>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "harness/common/files.h"
@@ -18,7 +20,7 @@ std::string HostOf(const std::string& listen) {
   return absl::AsciiStrToLower(host);
 }
 
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& flag) {
   absl::StatusOr<std::string> pem = ReadFile(path);
   if (!pem.ok()) {
     return absl::FailedPreconditionError(
@@ -88,6 +90,26 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const std::string& ca, const std::string& cert, const std::string& key,
+    const std::string& flag) {
+  if (ca.empty() && cert.empty() && key.empty()) return grpc::InsecureChannelCredentials();
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, "-cert and ", flag, "-key go together"));
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [path, suffix, out] : {std::tuple{&ca, "-ca", &ssl.pem_root_certs},
+                                   std::tuple{&cert, "-cert", &ssl.pem_cert_chain},
+                                   std::tuple{&key, "-key", &ssl.pem_private_key}}) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> pem = ReadPem(*path, absl::StrCat(flag, suffix));
+    if (!pem.ok()) return pem.status();
+    *out = *std::move(pem);
+  }
+  return grpc::SslCredentials(ssl);
 }
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 #ifndef KILN_SERVER_SERVER_CREDENTIALS_H_
 #define KILN_SERVER_SERVER_CREDENTIALS_H_
 
+#include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 
 #include <memory>
@@ -32,6 +33,15 @@ bool IsLoopbackListen(const std::string& listen);
 // for half a key pair; FAILED_PRECONDITION naming the file that cannot be read.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ListenAccess& access);
+
+// The client side: plaintext when no file is named, else TLS trusting the PEM CA `ca` (the
+// system's trust store when empty), with the client certificate `cert` and key `key` for mutual
+// TLS. `flag` is the flags' common prefix, for errors ("--tls" names --tls-ca, --tls-cert,
+// --tls-key): INVALID_ARGUMENT for half a key pair, FAILED_PRECONDITION naming a file that
+// cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const std::string& ca, const std::string& cert, const std::string& key,
+    const std::string& flag = "--tls");
 
 }  // namespace kiln
 

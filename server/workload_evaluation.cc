@@ -349,6 +349,9 @@ struct WorkloadState {
   v1::TimingResult ref_timing;
   bool ref_cached = false;
   std::string ref_folder;  // the reference's outputs, removed once the workload is done
+  // The reference's latency in the node's timing cache, looked up before the references run.
+  std::string ref_cache_key;
+  std::optional<v1::TimingResult> cached_ref_timing;
   bool decided = false;    // `out` is final (failed before the candidate's result)
 };
 
@@ -450,8 +453,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
   w.trials = TrialsFor(job.mode, *config);
   w.base = BaseRequest(node, job, *config, w.trials);
   const bool python = job.reference_source == kPythonReference;
-  const std::string cache_key = TimingCacheKey(node, job, "reference");
-  std::optional<v1::TimingResult> cached = node.reference_timings->Find(cache_key);
+  const std::optional<v1::TimingResult>& cached = w.cached_ref_timing;
 
   v1::WorkerRequest ref_request = w.base;
   if (!python) {
@@ -484,7 +486,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
   if (!AcceptReference(w.ref, cancel, out)) return false;
   w.ref_cached = cached.has_value();
   w.ref_timing = cached ? *cached : w.ref.result.timing();
-  if (!cached) node.reference_timings->Store(cache_key, w.ref_timing);
+  if (!cached) node.reference_timings->Store(w.ref_cache_key, w.ref_timing);
   *out.detail.mutable_reference_timing() = w.ref_timing;
   return true;
 }
@@ -601,17 +603,6 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
   return c;
 }
 
-// Whether every workload's reference latency is in the node's timing cache: the references
-// then only compute outputs, and nothing of this run is timed before the candidate.
-bool ReferencesCached(const NodeContext& node, const std::vector<WorkloadJob>& jobs) {
-  for (const WorkloadJob& job : jobs) {
-    if (!node.reference_timings->Find(TimingCacheKey(node, job, "reference")).has_value()) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
@@ -626,7 +617,16 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     done(w.job->index, std::move(w.out));
   };
   if (jobs.empty()) return;
-  for (size_t i = 0; i < jobs.size(); ++i) states[i].job = &jobs[i];
+  // Whether every workload's reference latency is cached: the references then only compute
+  // outputs, and nothing of this run is timed before the candidate.
+  bool references_cached = true;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    WorkloadState& w = states[i];
+    w.job = &jobs[i];
+    w.ref_cache_key = TimingCacheKey(node, jobs[i], "reference");
+    w.cached_ref_timing = node.reference_timings->Find(w.ref_cache_key);
+    references_cached &= w.cached_ref_timing.has_value();
+  }
   RoleProgram program = Candidate(jobs.front());
   program.backend = jobs.front().backend->name;
   const std::string first_folder = absl::StrCat(run_dir, "/cand");
@@ -636,7 +636,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   // timed; and nothing of the candidate runs before its first request (the worker loads the
   // solution then), so no candidate code runs beside a reference either way.
   std::future<CandidateWorker> early;
-  if (ReferencesCached(node, jobs) && !cancelled()) {
+  if (references_cached && !cancelled()) {
     std::vector<WorkloadState*> all;
     for (WorkloadState& w : states) all.push_back(&w);
     early = std::async(std::launch::async, [&node, &jobs, program, first_folder, all] {

@@ -100,6 +100,29 @@ std::string MatmulCampaign(const ScratchDir& dir,
   return dir / "campaign.yaml";
 }
 
+// files/campaign.yaml: a campaign on scale_add_f32 (host backend, reference baseline) whose one
+// agent is the command `script`, written to files/agent.sh; `rest` ends the YAML (budget, ...).
+void CommandAgentCampaign(const ScratchDir& files, const std::string& name,
+                          const std::string& script, int timeout_s, const std::string& rest) {
+  fs::copy(DataPath("scale_add_f32.json"), files / "scale_add_f32.json");
+  fs::copy(DataPath("scale_add_f32_single.jsonl"), files / "workloads.jsonl");
+  std::ofstream(files / "agent.sh") << script;
+  fs::permissions(files / "agent.sh", fs::perms::owner_all);
+  std::ofstream(files / "campaign.yaml")
+      << "name: " << name
+      << "\n"
+         "definition: scale_add_f32.json\n"
+         "workloads: workloads.jsonl\n"
+         "baseline: reference\n"
+         "target: {backend: host}\n"
+         "agents:\n"
+         "  - name: script\n"
+         "    type: command\n"
+         "    argv: ['"
+      << (files / "agent.sh") << "']\n    timeout_s: " << timeout_s << "\n"
+      << rest;
+}
+
 Json ShowJson(const ControllerInstance& controller, const std::string& id) {
   Completed show = controller.Campaign({"show", id, "--json"});
   REQUIRE(show.exit_code == 0);
@@ -293,25 +316,9 @@ TEST_CASE(
     "evaluated twice") {
   ScratchDir harness_dir, controller_dir, files;
   HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
-  fs::copy(DataPath("scale_add_f32.json"), files / "scale_add_f32.json");
-  fs::copy(DataPath("scale_add_f32_single.jsonl"), files / "workloads.jsonl");
-  std::ofstream(files / "agent.sh") << kRepairScript;
-  fs::permissions(files / "agent.sh", fs::perms::owner_all);
-  std::ofstream(files / "campaign.yaml")
-      << "name: repair\n"
-         "definition: scale_add_f32.json\n"
-         "workloads: workloads.jsonl\n"
-         "baseline: reference\n"
-         "target: {backend: host}\n"
-         "agents:\n"
-         "  - name: script\n"
-         "    type: command\n"
-         "    argv: ['"
-      << (files / "agent.sh")
-      << "']\n"
-         "    timeout_s: 60\n"
-         "budget: {max_candidates: 5, max_rounds: 6, max_cost_usd: 1}\n"
-         "supervisor: {max_duplicates: 1, functional_attempts: 3}\n";
+  CommandAgentCampaign(files, "repair", kRepairScript, 60,
+                       "budget: {max_candidates: 5, max_rounds: 6, max_cost_usd: 1}\n"
+                       "supervisor: {max_duplicates: 1, functional_attempts: 3}\n");
   ControllerInstance controller(controller_dir.path(), harness.address());
   Completed start = controller.Campaign({"start", files / "campaign.yaml", "--wait", "--json"});
   INFO(start.Describe());
@@ -390,24 +397,8 @@ TEST_CASE("a command agent evaluates through kiln mcp and its evaluations count 
           "budget") {
   ScratchDir harness_dir, controller_dir, files;
   HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
-  fs::copy(DataPath("scale_add_f32.json"), files / "scale_add_f32.json");
-  fs::copy(DataPath("scale_add_f32_single.jsonl"), files / "workloads.jsonl");
-  std::ofstream(files / "agent.sh") << kMcpAgentScript;
-  fs::permissions(files / "agent.sh", fs::perms::owner_all);
-  std::ofstream(files / "campaign.yaml")
-      << "name: mcp-agent\n"
-         "definition: scale_add_f32.json\n"
-         "workloads: workloads.jsonl\n"
-         "baseline: reference\n"
-         "target: {backend: host}\n"
-         "agents:\n"
-         "  - name: script\n"
-         "    type: command\n"
-         "    argv: ['"
-      << (files / "agent.sh")
-      << "']\n"
-         "    timeout_s: 300\n"
-         "budget: {max_candidates: 3, max_rounds: 1}\n";
+  CommandAgentCampaign(files, "mcp-agent", kMcpAgentScript, 300,
+                       "budget: {max_candidates: 3, max_rounds: 1}\n");
   ControllerInstance controller(controller_dir.path(), harness.address());
   Completed start = controller.Campaign({"start", files / "campaign.yaml", "--wait", "--json"});
   INFO(start.Describe());

@@ -274,9 +274,6 @@ absl::StatusOr<std::vector<uint64_t>> CudaDevice::ChecksumOnDevice(
 absl::Status CudaDevice::FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel,
                                             uint64_t seed, int input_index) {
   if (!failure_.ok()) return failure_;
-  if (!DeviceKernels::CanFill(dtype)) {
-    return absl::UnimplementedError("no device generator for this dtype");
-  }
   DeviceKernels* kernels = Kernels();
   if (kernels == nullptr) return absl::UnimplementedError("no integrity kernels");
   return kernels->FillRandom(dst, dtype, numel, seed, input_index);

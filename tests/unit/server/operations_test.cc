@@ -146,5 +146,19 @@ TEST_CASE("a remote address needs tokens, and TLS unless insecure remote is allo
   CHECK(MakeServerCredentials(AccessOf(o)).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("client credentials: plaintext without files, errors that name the flag and the file") {
+  CHECK(MakeChannelCredentials("", "", "").ok());
+  auto half = MakeChannelCredentials("", "client.pem", "", "--harness-tls");
+  REQUIRE_FALSE(half.ok());
+  CHECK(half.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(half.status().message()),
+             Catch::Contains("--harness-tls-cert and --harness-tls-key go together"));
+  auto missing = MakeChannelCredentials("/nonexistent/ca.pem", "", "");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(missing.status().message()),
+             Catch::Contains("--tls-ca /nonexistent/ca.pem"));
+}
+
 }  // namespace
 }  // namespace kiln
