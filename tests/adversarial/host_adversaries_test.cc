@@ -227,8 +227,9 @@ extern "C" int run(ARGS) {
                          4096);
   CheckRejected(run, "integrity.work_after_return");
   // Either watch sees it first, depending on the machine's load: the outputs changing after the
-  // return, or the detached thread's CPU time around the call.
-  CHECK_THAT(run.reason(), Catch::Contains("changed within 10 ms after the call returned") ||
+  // return (within 10 ms, or within 200 ms before two disagreeing calls would be called
+  // nondeterministic), or the detached thread's CPU time around the call.
+  CHECK_THAT(run.reason(), Catch::Matches(".*changed within [0-9]+ ms after the call returned.*") ||
                                Catch::Contains("other host threads used"));
 }
 
