@@ -301,6 +301,19 @@ absl::Status Evaluation::DeterminismCall(int trial) {
   absl::StatusOr<std::string> differs = DifferingOutput(nondeterministic_);
   if (!differs.ok()) return differs.status();
   if (differs->empty()) return absl::OkStatus();
+  // Before calling the calls nondeterministic: did the checked call's outputs change after they
+  // were checksummed (a late write that the first windows missed on a loaded machine), or do the
+  // second call's outputs still change?
+  absl::StatusOr<std::vector<uint64_t>> checked_now = tensors_->PreviousOutputChecksums();
+  if (!checked_now.ok()) return checked_now.status();
+  for (int o = 0; o < tensors_->num_outputs(); ++o) {
+    if ((*checked_now)[o] == checked_sums_[o]) continue;
+    return Rejected(integrity::Reason(
+        integrity::kWorkAfterReturn,
+        absl::StrCat("output '", tensors_->output_spec(o).name(), "' of the checked call of trial ",
+                     trial, " changed after the call returned and its result was taken: the "
+                     "solution writes its results after returning")));
+  }
   s = CheckNoDeferredWrites(trial, *at_return, returned, kLateWriteWindow);
   if (!s.ok()) return s;
   return Rejected(integrity::Reason(

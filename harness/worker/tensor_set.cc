@@ -257,6 +257,19 @@ absl::StatusOr<std::vector<uint64_t>> TensorSet::OutputChecksums() {
   return Checksums(num_inputs_, slots_.size());
 }
 
+absl::StatusOr<std::vector<uint64_t>> TensorSet::PreviousOutputChecksums() {
+  auto swap = [this] {
+    for (size_t i = num_inputs_; i < slots_.size(); ++i) {
+      Slot& slot = *slots_[i];
+      if (!slot.spec.scalar()) std::swap(slot.device_buffer, slot.spare_buffer);
+    }
+  };
+  swap();
+  absl::StatusOr<std::vector<uint64_t>> sums = Checksums(num_inputs_, slots_.size());
+  swap();
+  return sums;
+}
+
 absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t end) {
   std::vector<uint64_t> sums(end - begin, 0);
   std::vector<MemoryRegion> on_device;

@@ -53,6 +53,9 @@ class TensorSet {
   absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before);
   // Checksums of the current outputs, definition order, computed like InputChecksums.
   absl::StatusOr<std::vector<uint64_t>> OutputChecksums();
+  // Checksums of the outputs' other buffers (those of the call before the last RenewOutputs),
+  // computed like OutputChecksums; the current buffers stay current.
+  absl::StatusOr<std::vector<uint64_t>> PreviousOutputChecksums();
   // The current bytes of every output (host copies), definition order.
   absl::StatusOr<std::vector<std::string>> OutputBytes();
   // Refills every random input in place (same buffers) with its trial-`seed` values except at a
