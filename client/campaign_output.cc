@@ -1,5 +1,8 @@
 #include "client/campaign_output.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -27,6 +30,18 @@ std::string Left(const v1::Campaign& c) {
 }
 
 std::string Ms(double v) { return v > 0 ? absl::StrFormat("%.4f ms", v) : std::string("-"); }
+
+// "4 s", "3 min 20 s", "2 h 5 min"
+std::string Span(int64_t ms) {
+  const int64_t s = std::max<int64_t>(0, ms / 1000);
+  if (s < 60) return absl::StrCat(s, " s");
+  if (s < 3600) return absl::StrCat(s / 60, " min ", s % 60, " s");
+  return absl::StrCat(s / 3600, " h ", (s % 3600) / 60, " min");
+}
+
+std::string Plural(int n, const char* word) {
+  return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
+}
 
 }  // namespace
 
@@ -61,7 +76,7 @@ Json WaitJson(const v1::Campaign& c) {
 
 Json CampaignJson(const v1::Campaign& c) { return ProtoToJson(c); }
 
-std::string CampaignText(const v1::Campaign& c) {
+std::string CampaignText(const v1::Campaign& c, int64_t now_unix_ms) {
   std::string out =
       absl::StrCat("campaign ", c.campaign_id(), " (", c.name(), ") on ", c.definition(), "\n");
   absl::StrAppend(&out, "status     ", c.status(), c.reason().empty() ? "" : ": ", c.reason(),
@@ -89,6 +104,29 @@ std::string CampaignText(const v1::Campaign& c) {
     absl::StrAppend(&out, absl::StrFormat("  round %-3d %-32s %s -> %s (noise %.2f%%, agent %s)\n",
                                           p.round(), p.solution_name(), Ms(p.previous_latency_ms()),
                                           Ms(p.latency_ms()), p.noise() * 100, p.agent()));
+  }
+  if (c.harnesses_size() > 0) {
+    if (now_unix_ms == 0) {
+      now_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    }
+    absl::StrAppend(&out, "harnesses\n");
+    for (const v1::HarnessHealth& h : c.harnesses()) {
+      std::string line = absl::StrFormat("  %-21s %-8s for %-12s %s, %s given up", h.address(),
+                                         h.state(), Span(now_unix_ms - h.since_unix_ms()),
+                                         Plural(h.verdicts(), "verdict"), std::to_string(h.given_up()));
+      if (h.in_flight() > 0) absl::StrAppend(&line, ", ", h.in_flight(), " in flight");
+      if (h.state() != "healthy") {
+        absl::StrAppend(&line, "; ",
+                        h.last_answer_unix_ms() > 0
+                            ? absl::StrCat("last answer ", Span(now_unix_ms - h.last_answer_unix_ms()),
+                                           " ago")
+                            : std::string("never answered"));
+        if (!h.last_error().empty()) absl::StrAppend(&line, "; ", h.last_error());
+      }
+      absl::StrAppend(&out, line, "\n");
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #ifndef KILN_CLIENT_CAMPAIGN_OUTPUT_H_
 #define KILN_CLIENT_CAMPAIGN_OUTPUT_H_
 
+#include <cstdint>
 #include <string>
 
 #include "client/json_output.h"
@@ -24,7 +25,9 @@ Json WaitJson(const v1::Campaign& c);
 // The whole campaign (show --json, list --json).
 Json CampaignJson(const v1::Campaign& c);
 
-std::string CampaignText(const v1::Campaign& c);
+// The campaign for people, with the controller's view of each harness when the campaign carries
+// it (GetCampaign); durations are counted to `now_unix_ms` (0: now).
+std::string CampaignText(const v1::Campaign& c, int64_t now_unix_ms = 0);
 std::string CampaignTable(const v1::ListCampaignsResponse& list);
 
 }  // namespace kiln::cli

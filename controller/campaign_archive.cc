@@ -460,6 +460,74 @@ absl::StatusOr<std::vector<EvaluationRow>> CampaignArchive::Evaluations(const st
   return ReadAll<EvaluationRow>(s, ReadEvaluation);
 }
 
+absl::Status CampaignArchive::AddAttempt(const AttemptRow& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ARCHIVE_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("INSERT INTO evaluation_attempts (campaign_id, candidate_hash, purpose, "
+                     "harness, run_id, outcome, detail, started_unix_ms, finished_unix_ms) "
+                     "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"));
+  const int64_t now = NowUnixMs();
+  s.BindText(1, r.campaign_id);
+  s.BindText(2, r.candidate_hash);
+  s.BindText(3, r.purpose);
+  s.BindText(4, r.harness);
+  s.BindText(5, r.run_id);
+  s.BindText(6, r.outcome);
+  s.BindText(7, r.detail);
+  s.BindInt(8, r.started_unix_ms > 0 ? r.started_unix_ms : now);
+  s.BindInt(9, r.outcome == "running" ? 0 : now);
+  return RunWrite(*conn_, s);
+}
+
+absl::Status CampaignArchive::EndAttempt(const std::string& id, const std::string& harness,
+                                         const std::string& run_id, const std::string& outcome,
+                                         const std::string& detail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ARCHIVE_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("UPDATE evaluation_attempts SET outcome=?4, detail=?5, finished_unix_ms=?6 "
+                     "WHERE campaign_id=?1 AND harness=?2 AND run_id=?3 AND outcome='running'"));
+  s.BindText(1, id);
+  s.BindText(2, harness);
+  s.BindText(3, run_id);
+  s.BindText(4, outcome);
+  s.BindText(5, detail);
+  s.BindInt(6, NowUnixMs());
+  ARCHIVE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn,
+                           Transaction::Begin(*conn_, Transaction::Kind::kWrite));
+  ARCHIVE_RETURN_IF_ERROR(s.Run());
+  const int64_t changed = conn_->Changes();
+  ARCHIVE_RETURN_IF_ERROR(txn->Commit());
+  if (changed == 0) {
+    return absl::NotFoundError(absl::StrCat("no running attempt of run ", run_id, " on ", harness));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<AttemptRow>> CampaignArchive::Attempts(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ARCHIVE_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("SELECT campaign_id, candidate_hash, purpose, harness, run_id, outcome, "
+                     "detail, started_unix_ms, finished_unix_ms FROM evaluation_attempts WHERE "
+                     "campaign_id=?1 ORDER BY id"));
+  s.BindText(1, id);
+  return ReadAll<AttemptRow>(s, [](const Statement& st) {
+    AttemptRow r;
+    r.campaign_id = st.ColumnText(0);
+    r.candidate_hash = st.ColumnText(1);
+    r.purpose = st.ColumnText(2);
+    r.harness = st.ColumnText(3);
+    r.run_id = st.ColumnText(4);
+    r.outcome = st.ColumnText(5);
+    r.detail = st.ColumnText(6);
+    r.started_unix_ms = st.ColumnInt(7);
+    r.finished_unix_ms = st.ColumnInt(8);
+    return r;
+  });
+}
+
 absl::Status CampaignArchive::AddPromotion(const std::string& id, const v1::Promotion& p) {
   std::lock_guard<std::mutex> lock(mu_);
   ARCHIVE_ASSIGN_OR_RETURN(

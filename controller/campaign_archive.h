@@ -64,6 +64,15 @@ struct EvaluationRow {
   int attempts = 0;
 };
 
+// One attempt of an evaluation on a harness (table evaluation_attempts).
+struct AttemptRow {
+  std::string campaign_id, candidate_hash, purpose, harness, run_id;
+  // running | verdict | interrupted | abandoned | broken | failed | cancelled
+  std::string outcome = "running";
+  std::string detail;
+  int64_t started_unix_ms = 0, finished_unix_ms = 0;
+};
+
 struct EventRow {
   int64_t seq = 0, unix_ms = 0;
   std::string kind, message;
@@ -115,6 +124,14 @@ class CampaignArchive {
                                                              const std::string& hash,
                                                              const std::string& purpose);
   absl::StatusOr<std::vector<EvaluationRow>> Evaluations(const std::string& id);
+
+  // Records an attempt (started now; finished now unless its outcome is "running").
+  [[nodiscard]] absl::Status AddAttempt(const AttemptRow& row);
+  // Ends the running attempt of `run_id` on `harness`; NOT_FOUND when there is none.
+  [[nodiscard]] absl::Status EndAttempt(const std::string& id, const std::string& harness,
+                                        const std::string& run_id, const std::string& outcome,
+                                        const std::string& detail);
+  absl::StatusOr<std::vector<AttemptRow>> Attempts(const std::string& id);
 
   [[nodiscard]] absl::Status AddPromotion(const std::string& id, const v1::Promotion& p);
   absl::StatusOr<std::vector<v1::Promotion>> Promotions(const std::string& id);

@@ -24,7 +24,10 @@ CampaignRunner::CampaignRunner(CampaignArchive& archive, HarnessPool& pool, Camp
       state_(StateFromJson(row_.state_json)),
       workspace_root_(std::move(workspace_root)),
       listener_(std::move(listener)),
-      evaluator_(archive, pool, spec_, row_.id, stop_) {
+      evaluator_(archive, pool, spec_, row_.id, stop_,
+                 [this](const std::string& kind, const std::string& message) {
+                   Event(kind, message);
+                 }) {
   for (const AgentSpec& a : spec_.agents) agents_.push_back(MakeAgent(a, spec_));
 }
 
@@ -89,6 +92,10 @@ bool CampaignRunner::RegisterDefinition() {
   while (!stop_.load()) {
     absl::Status s = pool_.RegisterDefinition(spec_.definition, spec_.workloads);
     if (s.ok()) return true;
+    if (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s)) {
+      End("failed", absl::StrCat("a harness refused the definition: ", s.message()));
+      return false;
+    }
     Event("waiting", absl::StrCat("registering the definition: ", s.message()));
     for (int i = 0; i < 20 && !stop_.load(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -48,8 +48,18 @@ absl::StatusOr<HarnessRun> CandidateEvaluator::Run(const v1::Solution& solution,
   // Admitted before a restart: follow that run rather than evaluating again.
   if (!row->run_id.empty() && !row->harness.empty()) {
     absl::StatusOr<v1::Run> run = pool_.AwaitRun(row->harness, row->run_id, stop_);
-    if (run.ok() && run->status() != v1::INTERRUPTED) return HarnessRun{row->harness, *run};
     if (stop_.load()) return absl::CancelledError("stopped");
+    if (run.ok() && run->status() != v1::INTERRUPTED) {
+      (void)archive_.EndAttempt(id_, row->harness, row->run_id, "verdict",
+                                v1::EvaluationStatus_Name(run->status()));
+      return HarnessRun{row->harness, *run};
+    }
+    const std::string detail =
+        run.ok() ? absl::StrCat("after the controller restarted: ", run->reason())
+                 : absl::StrCat("could not be followed after the controller restarted: ",
+                                run.status().message());
+    (void)archive_.EndAttempt(id_, row->harness, row->run_id,
+                              run.ok() ? "interrupted" : "abandoned", detail);
   }
   v1::EvaluateRequest request;
   request.set_definition(spec_.definition_name);
@@ -58,13 +68,42 @@ absl::StatusOr<HarnessRun> CandidateEvaluator::Run(const v1::Solution& solution,
   request.set_mode(spec_.target.mode);
   request.set_backend(spec_.target.backend);
   if (!spec_.harness_baseline.empty()) request.add_baselines(spec_.harness_baseline);
-  ++row->attempts;
-  auto on_admitted = [this, row](const std::string& harness, const std::string& run_id) {
+  AttemptObserver observer;
+  observer.admitted = [this, row](const std::string& harness, const std::string& run_id) {
     row->harness = harness;
     row->run_id = run_id;
     (void)archive_.PutEvaluation(*row);
+    AttemptRow attempt;
+    attempt.campaign_id = id_;
+    attempt.candidate_hash = row->candidate_hash;
+    attempt.purpose = row->purpose;
+    attempt.harness = harness;
+    attempt.run_id = run_id;
+    (void)archive_.AddAttempt(attempt);
   };
-  return pool_.Evaluate(request, spec_.target.backend, on_admitted, stop_);
+  observer.ended = [this, row](const AttemptEnd& end) {
+    ++row->attempts;
+    if (end.run_id.empty() ||
+        !archive_.EndAttempt(id_, end.harness, end.run_id, end.outcome, end.detail).ok()) {
+      AttemptRow attempt;
+      attempt.campaign_id = id_;
+      attempt.candidate_hash = row->candidate_hash;
+      attempt.purpose = row->purpose;
+      attempt.harness = end.harness;
+      attempt.run_id = end.run_id;
+      attempt.outcome = end.outcome;
+      attempt.detail = end.detail;
+      (void)archive_.AddAttempt(attempt);
+    }
+    if (end.outcome == "verdict" || end.outcome == "cancelled") return;
+    if (event_) {
+      event_("attempt", absl::StrCat(row->purpose, " evaluation of ", row->candidate_hash.substr(0, 12),
+                                     " on ", end.harness,
+                                     end.run_id.empty() ? "" : absl::StrCat(" (run ", end.run_id, ")"),
+                                     ": ", end.outcome, ": ", end.detail));
+    }
+  };
+  return pool_.Evaluate(request, spec_.target.backend, observer, stop_);
 }
 
 absl::StatusOr<Json> CandidateEvaluator::Evaluate(const std::string& hash,

@@ -43,7 +43,53 @@ absl::StatusOr<CampaignSpec> SpecOf(const CampaignRow& row) {
 
 ControllerService::ControllerService(CampaignArchive& archive, HarnessPool& pool,
                                      std::string data_dir, Authenticator auth)
-    : archive_(archive), pool_(pool), auth_(std::move(auth)), data_dir_(std::move(data_dir)) {}
+    : archive_(archive), pool_(pool), auth_(std::move(auth)), data_dir_(std::move(data_dir)) {
+  pool_.SetStateListener([this](const HarnessHealth& health) { OnHarnessState(health); });
+}
+
+void ControllerService::OnHarnessState(const HarnessHealth& health) {
+  std::vector<std::string> running;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, runner] : runners_) {
+      if (threads_.count(id) > 0) running.push_back(id);
+    }
+  }
+  const std::string message =
+      absl::StrCat("harness ", health.address, " ", HarnessStateName(health.state),
+                   health.last_error.empty() ? "" : ": ", health.last_error);
+  for (const std::string& id : running) {
+    absl::StatusOr<std::optional<CampaignRow>> row = archive_.GetCampaign(id);
+    if (!row.ok() || !row->has_value() || (*row)->status != "running") continue;
+    (void)archive_.AddEvent(id, "harness", message);
+    Notify(id);
+  }
+}
+
+void ControllerService::AddHarnesses(const std::string& id, v1::Campaign* campaign) {
+  std::map<std::string, std::pair<int, int>> counts;  // harness -> verdicts, given up
+  if (absl::StatusOr<std::vector<AttemptRow>> attempts = archive_.Attempts(id); attempts.ok()) {
+    for (const AttemptRow& a : *attempts) {
+      if (a.outcome == "verdict") ++counts[a.harness].first;
+      if (a.outcome == "abandoned" || a.outcome == "broken" || a.outcome == "interrupted") {
+        ++counts[a.harness].second;
+      }
+    }
+  }
+  for (const HarnessHealth& h : pool_.Health()) {
+    v1::HarnessHealth* out = campaign->add_harnesses();
+    out->set_address(h.address);
+    out->set_state(HarnessStateName(h.state));
+    out->set_since_unix_ms(h.since_unix_ms);
+    out->set_last_answer_unix_ms(h.last_answer_unix_ms);
+    out->set_last_error(h.last_error);
+    out->set_in_flight(h.in_flight);
+    out->set_queue_depth(h.queue_depth);
+    out->set_running(h.running);
+    out->set_verdicts(counts[h.address].first);
+    out->set_given_up(counts[h.address].second);
+  }
+}
 
 absl::StatusOr<Principal> ControllerService::Caller(grpc::ServerContext* context) const {
   if (auth_.open()) return LocalOperator();
@@ -72,7 +118,10 @@ absl::StatusOr<CampaignRow> ControllerService::LoadFor(const Principal& caller,
   return row;
 }
 
-ControllerService::~ControllerService() { Shutdown(); }
+ControllerService::~ControllerService() {
+  pool_.SetStateListener(nullptr);
+  Shutdown();
+}
 
 void ControllerService::Notify(const std::string&) {
   {
@@ -191,6 +240,7 @@ grpc::Status ControllerService::GetCampaign(grpc::ServerContext* context,
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
   if (!view.ok()) return ToGrpc(view.status());
   *response = *view;
+  AddHarnesses(row->id, response);
   return grpc::Status::OK;
 }
 

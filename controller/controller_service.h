@@ -61,6 +61,10 @@ class ControllerService final : public v1::Controller::Service {
   // for another principal's campaign unless `caller` is an operator.
   absl::StatusOr<CampaignRow> LoadFor(const Principal& caller, const std::string& id);
   void Launch(CampaignSpec spec, CampaignRow row);
+  // A harness changed state: an event in every running campaign.
+  void OnHarnessState(const HarnessHealth& health);
+  // The pool's view of each harness, with what campaign `id` ran there.
+  void AddHarnesses(const std::string& id, v1::Campaign* campaign);
   void Notify(const std::string& id);
 
   CampaignArchive& archive_;

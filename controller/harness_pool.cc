@@ -3,17 +3,19 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "controller/campaign_archive.h"
 
 namespace kiln::controller {
 
 namespace {
-
-constexpr int64_t kDownForMs = 5000;
 
 // A stub for `address`; with TLS the server certificate is checked against `host` (the name the
 // operator gave, which `address` may be one resolved address of).
@@ -23,6 +25,11 @@ std::unique_ptr<v1::Harness::Stub> MakeStub(
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
+  // A harness that restarts is found again within a second, not after gRPC's default backoff
+  // (up to two minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   if (credentials != nullptr && !host.empty()) args.SetSslTargetNameOverride(host);
   return v1::Harness::NewStub(grpc::CreateCustomChannel(
       address, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(), args));
@@ -76,7 +83,29 @@ absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
                       absl::StrCat(what, ": ", s.error_message()));
 }
 
+// "DEADLINE_EXCEEDED: Deadline Exceeded"
+std::string Describe(const grpc::Status& s) {
+  return absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())),
+                      ": ", s.error_message());
+}
+
+std::chrono::milliseconds Ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
 }  // namespace
+
+const char* HarnessStateName(HarnessState state) {
+  switch (state) {
+    case HarnessState::kHealthy:
+      return "healthy";
+    case HarnessState::kSuspect:
+      return "suspect";
+    case HarnessState::kGone:
+      return "gone";
+  }
+  return "suspect";
+}
 
 void HarnessPool::Prepare(grpc::ClientContext* context, double seconds) const {
   Deadline(context, seconds);
@@ -84,8 +113,10 @@ void HarnessPool::Prepare(grpc::ClientContext* context, double seconds) const {
 }
 
 HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string token,
-                         std::shared_ptr<grpc::ChannelCredentials> credentials)
-    : token_(std::move(token)) {
+                         std::shared_ptr<grpc::ChannelCredentials> credentials,
+                         PoolOptions options)
+    : token_(std::move(token)), options_(options) {
+  const int64_t now = NowUnixMs();
   for (const std::string& a : addresses) {
     for (const std::string& e : Expand(a)) {
       addresses_.push_back(e);
@@ -93,9 +124,40 @@ HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string 
       node->address = e;
       // A name that resolved to this address: the certificate is checked against the name.
       node->stub = MakeStub(e, e != a ? HostOf(a) : "", credentials);
+      node->health.address = e;
+      node->health.state = HarnessState::kSuspect;
+      node->health.since_unix_ms = now;
+      node->health.last_error = "not probed yet";
       nodes_.push_back(std::move(node));
     }
   }
+  for (auto& node : nodes_) {
+    Node* raw = node.get();
+    node->prober = std::thread([this, raw] { ProbeLoop(raw); });
+  }
+}
+
+HarnessPool::~HarnessPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (auto& node : nodes_) {
+    if (node->prober.joinable()) node->prober.join();
+  }
+}
+
+void HarnessPool::SetStateListener(std::function<void(const HarnessHealth&)> listener) {
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+std::vector<HarnessHealth> HarnessPool::Health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<HarnessHealth> out;
+  for (const auto& node : nodes_) out.push_back(node->health);
+  return out;
 }
 
 HarnessPool::Node* HarnessPool::Find(const std::string& address) {
@@ -105,123 +167,303 @@ HarnessPool::Node* HarnessPool::Find(const std::string& address) {
   return nullptr;
 }
 
+bool HarnessPool::SetStateLocked(Node* node, HarnessState state, const std::string& error,
+                                 int64_t now) {
+  if (state != HarnessState::kHealthy) {
+    node->health.last_error = error;
+    // It may come back as another process (or with another data dir): register again then.
+    node->registered.clear();
+  }
+  if (node->health.state == state) return false;
+  node->health.state = state;
+  node->health.since_unix_ms = now;
+  if (state == HarnessState::kHealthy) node->health.last_error.clear();
+  return true;
+}
+
+void HarnessPool::Announce(const HarnessHealth& health) {
+  std::fprintf(stderr, "kiln-controller: harness %s %s%s%s\n", health.address.c_str(),
+               HarnessStateName(health.state), health.last_error.empty() ? "" : ": ",
+               health.last_error.c_str());
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  if (listener_) listener_(health);
+}
+
+void HarnessPool::ProbeLoop(Node* node) {
+  const double timeout_s = std::clamp(options_.probe_interval_s, 0.5, 5.0);
+  const int64_t gone_after_ms = static_cast<int64_t>(options_.gone_after_s * 1000);
+  const int64_t created_ms = NowUnixMs();
+  int64_t started_unix_ms = 0;  // of the harness process last seen
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    grpc::ClientContext context;
+    Prepare(&context, timeout_s);
+    v1::NodeInfo info;
+    grpc::Status s = node->stub->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &info);
+    const int64_t now = NowUnixMs();
+    lock.lock();
+    if (stopping_) break;
+    bool changed = false;
+    if (s.ok()) {
+      HarnessHealth& h = node->health;
+      h.last_answer_unix_ms = now;
+      h.queue_depth = info.queue_depth();
+      h.running = info.running();
+      node->backends.assign(info.backends().begin(), info.backends().end());
+      if (info.started_unix_ms() != started_unix_ms) {
+        // Restarted between two probes (or first seen): its definitions are registered again.
+        node->registered.clear();
+        started_unix_ms = info.started_unix_ms();
+      }
+      changed = SetStateLocked(node, HarnessState::kHealthy, "", now);
+    } else {
+      const int64_t silent_since =
+          node->health.last_answer_unix_ms > 0 ? node->health.last_answer_unix_ms : created_ms;
+      const bool gone =
+          node->health.state == HarnessState::kGone || now - silent_since >= gone_after_ms;
+      changed = SetStateLocked(node, gone ? HarnessState::kGone : HarnessState::kSuspect,
+                               Describe(s), now);
+    }
+    if (changed) {
+      HarnessHealth health = node->health;
+      changed_.notify_all();
+      lock.unlock();
+      Announce(health);
+      lock.lock();
+    }
+    changed_.wait_for(lock, Ms(options_.probe_interval_s), [this] { return stopping_; });
+  }
+}
+
+void HarnessPool::MarkBroken(Node* node, const std::string& error) {
+  std::optional<HarnessHealth> announce;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const HarnessState state =
+        node->health.state == HarnessState::kGone ? HarnessState::kGone : HarnessState::kSuspect;
+    if (SetStateLocked(node, state, error, NowUnixMs())) announce = node->health;
+  }
+  if (announce) Announce(*announce);
+}
+
 absl::Status HarnessPool::RegisterDefinition(const v1::Definition& def,
                                              const std::vector<v1::Workload>& workloads) {
   v1::PutDefinitionRequest request;
   *request.mutable_definition() = def;
   for (const v1::Workload& w : workloads) *request.add_workloads() = w;
-  int ok = 0;
-  std::string last_error;
-  for (auto& node : nodes_) {
-    grpc::ClientContext context;
-    Prepare(&context, 30);
-    v1::PutDefinitionResponse response;
-    grpc::Status s = node->stub->PutDefinition(&context, request, &response);
-    if (s.ok()) {
-      ++ok;
-    } else {
-      last_error = absl::StrCat(node->address, ": ", s.error_message());
+  std::vector<Node*> healthy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    definitions_[def.name()] = request;
+    for (auto& node : nodes_) {
+      node->registered.erase(def.name());  // a changed definition is sent again
+      if (node->health.state == HarnessState::kHealthy) healthy.push_back(node.get());
     }
   }
-  if (ok == 0) return absl::UnavailableError("no harness took the definition: " + last_error);
+  if (healthy.empty()) return absl::UnavailableError("no harness is healthy");
+  // One call per harness, all at once: a slow harness does not hold up the others.
+  std::vector<absl::Status> results(healthy.size());
+  std::vector<std::thread> calls;
+  for (size_t i = 0; i < healthy.size(); ++i) {
+    calls.emplace_back([&, i] { results[i] = EnsureDefinition(healthy[i], def.name()); });
+  }
+  for (std::thread& t : calls) t.join();
+  int ok = 0;
+  absl::Status last;
+  for (const absl::Status& s : results) {
+    if (s.ok()) {
+      ++ok;
+    } else if (!Retryable(s)) {
+      return s;  // the harness refused the definition itself
+    } else {
+      last = s;
+    }
+  }
+  if (ok == 0) return absl::UnavailableError(absl::StrCat("no harness took the definition: ",
+                                                          last.message()));
   return absl::OkStatus();
 }
 
-HarnessPool::Node* HarnessPool::Pick(const std::string& backend) {
-  Node* best = nullptr;
-  int best_load = 0;
-  const int64_t now = NowUnixMs();
-  for (auto& node : nodes_) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (node->down_until_ms > now) continue;
-    }
-    grpc::ClientContext context;
-    Prepare(&context, 5);
-    v1::NodeInfo info;
-    grpc::Status s = node->stub->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &info);
+absl::Status HarnessPool::EnsureDefinition(Node* node, const std::string& definition) {
+  v1::PutDefinitionRequest request;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!s.ok()) {
-      node->down_until_ms = now + kDownForMs;
-      continue;
+    auto it = definitions_.find(definition);
+    // Definitions the harness has of its own (builtins, registered by an operator).
+    if (it == definitions_.end() || node->registered.count(definition) > 0) {
+      return absl::OkStatus();
     }
-    bool serves = backend.empty() || info.backends().empty();
-    for (const std::string& b : info.backends()) serves = serves || b == backend;
-    if (!serves) continue;
-    int load = info.queue_depth() + info.running() + node->in_flight;
-    if (best == nullptr || load < best_load) {
-      best = node.get();
-      best_load = load;
-    }
+    request = it->second;
   }
-  return best;
+  grpc::ClientContext context;
+  Prepare(&context, 30);
+  v1::PutDefinitionResponse response;
+  grpc::Status s = node->stub->PutDefinition(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, node->address);
+  std::lock_guard<std::mutex> lock(mu_);
+  node->registered.insert(definition);
+  return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Run> HarnessPool::EvaluateOn(
-    Node* node, const v1::EvaluateRequest& request,
-    const std::function<void(const std::string&, const std::string&)>& on_admitted,
-    const std::atomic<bool>& cancelled) {
+absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& backend,
+                                                            const std::atomic<bool>& cancelled) {
+  const auto deadline = std::chrono::steady_clock::now() + Ms(options_.wait_s);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    Node* best = nullptr;
+    int best_load = 0;
+    for (auto& node : nodes_) {
+      if (node->health.state != HarnessState::kHealthy) continue;
+      const std::vector<std::string>& backends = node->backends;
+      if (!backend.empty() && !backends.empty() &&
+          std::find(backends.begin(), backends.end(), backend) == backends.end()) {
+        continue;
+      }
+      const int load = node->health.queue_depth + node->health.running + node->health.in_flight;
+      if (best == nullptr || load < best_load) {
+        best = node.get();
+        best_load = load;
+      }
+    }
+    if (best != nullptr) {
+      // Counted at once, so that evaluations picking together spread over the harnesses.
+      ++best->health.in_flight;
+      return best;
+    }
+    if (cancelled.load() || stopping_) return absl::CancelledError("campaign cancelled");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string states;
+      for (auto& node : nodes_) {
+        absl::StrAppend(&states, states.empty() ? "" : "; ", node->address, " ",
+                        HarnessStateName(node->health.state),
+                        node->health.last_error.empty() ? "" : ": ", node->health.last_error);
+      }
+      return absl::UnavailableError(absl::StrFormat(
+          "no healthy harness serving backend %s for %.0f s (%s)",
+          backend.empty() ? "(any)" : backend, options_.wait_s, states));
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+AttemptEnd HarnessPool::EvaluateOn(Node* node, const v1::EvaluateRequest& request,
+                                   const AttemptObserver& observer,
+                                   const std::atomic<bool>& cancelled,
+                                   absl::StatusOr<v1::Run>* result) {
+  AttemptEnd end;
+  end.harness = node->address;
   grpc::ClientContext context;
   Prepare(&context, 6 * 3600);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
       node->stub->Evaluate(&context, request);
   std::atomic<bool> done{false};
+  std::atomic<bool> abandoned{false};
   std::thread watcher([&] {
+    std::unique_lock<std::mutex> lock(mu_);
     while (!done.load()) {
-      if (cancelled.load()) {
+      if (cancelled.load() || stopping_) {
+        lock.unlock();
         context.TryCancel();
         return;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (node->health.state == HarnessState::kGone) {
+        abandoned.store(true);
+        lock.unlock();
+        context.TryCancel();
+        return;
+      }
+      changed_.wait_for(lock, std::chrono::milliseconds(100));
     }
   });
   v1::EvaluateEvent event;
   std::optional<v1::Run> run;
-  bool admitted = false;
   while (reader->Read(&event)) {
-    if (event.has_progress() && !admitted && !event.progress().run_id().empty()) {
-      admitted = true;
-      on_admitted(node->address, event.progress().run_id());
+    if (event.has_progress() && end.run_id.empty() && !event.progress().run_id().empty()) {
+      end.run_id = event.progress().run_id();
+      if (observer.admitted) observer.admitted(node->address, end.run_id);
     }
     if (event.has_run()) run = event.run();
   }
   grpc::Status status = reader->Finish();
   done.store(true);
+  changed_.notify_all();
   watcher.join();
-  if (cancelled.load()) return absl::CancelledError("campaign cancelled");
-  if (!status.ok()) return FromGrpc(status, node->address);
-  if (!run) return absl::UnavailableError(node->address + ": stream ended without a run");
-  return *run;
+  if (run && status.ok()) {
+    *result = *run;
+    if (run->status() == v1::INTERRUPTED) {
+      end.outcome = "interrupted";
+      end.detail = run->reason();
+    } else {
+      end.outcome = "verdict";
+      end.detail = v1::EvaluationStatus_Name(run->status());
+    }
+    return end;
+  }
+  if (abandoned.load()) {
+    std::string why;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      why = node->health.last_error;
+    }
+    *result = absl::UnavailableError(absl::StrFormat(
+        "%s: abandoned: no answer for %.0f s (%s)", node->address, options_.gone_after_s, why));
+    end.outcome = "abandoned";
+  } else if (cancelled.load()) {
+    *result = absl::CancelledError("campaign cancelled");
+    end.outcome = "cancelled";
+  } else if (!status.ok()) {
+    *result = FromGrpc(status, node->address);
+    end.outcome = Retryable(result->status()) ? "broken" : "failed";
+  } else {
+    *result = absl::UnavailableError(node->address + ": stream ended without a run");
+    end.outcome = "broken";
+  }
+  end.detail = std::string(result->status().message());
+  return end;
 }
 
-absl::StatusOr<HarnessRun> HarnessPool::Evaluate(
-    const v1::EvaluateRequest& request, const std::string& backend,
-    const std::function<void(const std::string&, const std::string&)>& on_admitted,
-    const std::atomic<bool>& cancelled, int max_attempts) {
-  absl::Status last = absl::UnavailableError("no harness serves backend " + backend);
+absl::StatusOr<HarnessRun> HarnessPool::Evaluate(const v1::EvaluateRequest& request,
+                                                 const std::string& backend,
+                                                 const AttemptObserver& observer,
+                                                 const std::atomic<bool>& cancelled,
+                                                 int max_attempts) {
+  absl::Status last = absl::UnavailableError("no attempt made");
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (cancelled.load()) return absl::CancelledError("campaign cancelled");
-    Node* node = Pick(backend);
-    if (node == nullptr) {
-      // Every harness is down (or restarting): wait for one to come back before the next try.
-      std::this_thread::sleep_for(std::chrono::milliseconds(kDownForMs));
-      continue;
+    absl::StatusOr<Node*> picked = WaitForNode(backend, cancelled);
+    if (!picked.ok()) return picked.status();
+    Node* node = *picked;
+    AttemptEnd end;
+    absl::StatusOr<v1::Run> run = absl::UnknownError("not run");
+    if (absl::Status s = EnsureDefinition(node, request.definition()); !s.ok()) {
+      run = s;
+      end.harness = node->address;
+      end.outcome = Retryable(s) ? "broken" : "failed";
+      end.detail = absl::StrCat("registering the definition: ", s.message());
+    } else {
+      end = EvaluateOn(node, request, observer, cancelled, &run);
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++node->in_flight;
+      --node->health.in_flight;
     }
-    absl::StatusOr<v1::Run> run = EvaluateOn(node, request, on_admitted, cancelled);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --node->in_flight;
-      if (!run.ok() && Retryable(run.status())) node->down_until_ms = NowUnixMs() + kDownForMs;
+    changed_.notify_all();
+    if (observer.ended) observer.ended(end);
+    if (end.outcome == "verdict") return HarnessRun{node->address, *run};
+    if (end.outcome == "cancelled") return absl::CancelledError("campaign cancelled");
+    if (end.outcome == "failed") return run.status();
+    // A broken call or a run the harness interrupted (it restarted, or drains): no new run goes
+    // there until it answers a probe again.
+    if (end.outcome == "broken" || end.outcome == "interrupted") {
+      MarkBroken(node, absl::StrCat(end.outcome, ": ", end.detail));
     }
-    if (run.ok() && run->status() != v1::INTERRUPTED) return HarnessRun{node->address, *run};
-    last = run.ok() ? absl::UnavailableError(node->address + ": run interrupted") : run.status();
-    if (!run.ok() && !Retryable(run.status())) return last;
+    last = run.ok() ? absl::UnavailableError(absl::StrCat(node->address, ": run interrupted: ",
+                                                          end.detail))
+                    : run.status();
   }
-  return last;
+  return absl::UnavailableError(
+      absl::StrCat("gave up after ", max_attempts, " attempts; the last: ", last.message()));
 }
 
 absl::StatusOr<v1::Run> HarnessPool::AwaitRun(const std::string& harness, const std::string& run_id,

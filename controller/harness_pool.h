@@ -1,18 +1,31 @@
-// The harnesses a controller evaluates on. Each evaluation goes to a live harness that serves
-// the campaign's backend and has the shortest queue (its queue depth and running runs, plus what
-// this controller has in flight there). A harness that dies mid-run costs a retry elsewhere,
-// not the campaign.
+// The harnesses a controller evaluates on, and its view of each.
+//
+// Every harness is probed (GetNodeInfo) every `probe_interval_s` by a thread of its own:
+//   healthy  it answered the last probe; new runs may go there;
+//   suspect  it stopped answering, or a call to it broke; no new runs go there, its runs in
+//            flight are waited for (a restart or a short hang costs nothing);
+//   gone     it has not answered for `gone_after_s`; its runs in flight are abandoned (their
+//            calls cancelled, which the harness sees as soon as it reads again) and evaluated
+//            elsewhere.
+// Each evaluation goes to the healthy harness that serves the campaign's backend and has the
+// shortest queue (its queue depth and running runs as of its last answer, plus what this
+// controller has in flight there). When no harness is healthy, an evaluation waits for one (up to
+// `wait_s`) rather than failing. Definitions registered once are registered again on a harness
+// that comes back, before anything is sent to it.
 #ifndef KILN_CONTROLLER_HARNESS_POOL_H_
 #define KILN_CONTROLLER_HARNESS_POOL_H_
 
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +38,41 @@ struct HarnessRun {
   v1::Run run;
 };
 
+struct PoolOptions {
+  double probe_interval_s = 2;  // kiln-controller --harness-probe-s
+  double gone_after_s = 30;     // --harness-gone-s
+  double wait_s = 600;          // --harness-wait-s: how long an evaluation waits for a harness
+};
+
+enum class HarnessState { kHealthy, kSuspect, kGone };
+const char* HarnessStateName(HarnessState state);
+
+struct HarnessHealth {
+  std::string address;
+  HarnessState state = HarnessState::kSuspect;
+  int64_t since_unix_ms = 0;        // in this state since
+  int64_t last_answer_unix_ms = 0;  // 0: it has not answered yet
+  std::string last_error;           // why it is suspect or gone
+  int in_flight = 0;                // this controller's evaluations there now
+  int queue_depth = 0, running = 0;  // as of its last answer
+};
+
+// How one attempt of an evaluation ended.
+struct AttemptEnd {
+  std::string harness, run_id;  // run_id: empty when no run was admitted
+  // verdict | interrupted (the harness restarted or drained) | abandoned (the harness was gone)
+  // | broken (the call failed on the way) | failed (refused: not worth another harness)
+  // | cancelled (the campaign stopped)
+  std::string outcome;
+  std::string detail;
+};
+
+struct AttemptObserver {
+  // A harness admitted the run (called before it finishes, so it can be recorded).
+  std::function<void(const std::string& harness, const std::string& run_id)> admitted;
+  std::function<void(const AttemptEnd&)> ended;
+};
+
 class HarnessPool {
  public:
   // `addresses`: HOST:PORT entries; a host name that resolves to several addresses becomes one
@@ -32,25 +80,39 @@ class HarnessPool {
   // `token`, when not empty, is sent as "authorization: Bearer TOKEN" on every call (harnesses
   // started with --tokens). `credentials`: how to connect (TLS, mutual TLS); null: plaintext.
   // With TLS the certificate must name the host as given in `addresses` (also when it resolves
-  // to several addresses).
+  // to several addresses). The probes start at once.
   explicit HarnessPool(const std::vector<std::string>& addresses, std::string token = "",
-                       std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+                       std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+                       PoolOptions options = {});
+  ~HarnessPool();
+  HarnessPool(const HarnessPool&) = delete;
+  HarnessPool& operator=(const HarnessPool&) = delete;
 
   const std::vector<std::string>& addresses() const { return addresses_; }
   const std::string& token() const { return token_; }
+  const PoolOptions& options() const { return options_; }
 
-  // Registers the definition and workloads on every reachable harness (PutDefinition).
+  // Called (from a probe thread) whenever a harness changes state; once it returns, the previous
+  // listener is no longer running.
+  void SetStateListener(std::function<void(const HarnessHealth&)> listener);
+
+  // Every harness as the controller sees it now, in the order configured.
+  std::vector<HarnessHealth> Health() const;
+
+  // Registers the definition and workloads (PutDefinition) on every healthy harness, and
+  // remembers them for harnesses that come back later. UNAVAILABLE when no harness is healthy;
+  // a harness's refusal (a bad definition) is returned as it is.
   absl::Status RegisterDefinition(const v1::Definition& def,
                                   const std::vector<v1::Workload>& workloads);
 
-  // Evaluates on the best harness for `backend`; `on_admitted(harness, run_id)` is called as soon
-  // as a harness admits the run (so it can be recorded before it finishes). Retries on another
-  // harness (up to `max_attempts` in all) when the call breaks or the run is INTERRUPTED.
-  // `cancelled` is polled; a cancelled evaluation returns CANCELLED.
-  absl::StatusOr<HarnessRun> Evaluate(
-      const v1::EvaluateRequest& request, const std::string& backend,
-      const std::function<void(const std::string&, const std::string&)>& on_admitted,
-      const std::atomic<bool>& cancelled, int max_attempts = 3);
+  // Evaluates on the best healthy harness for `backend`; a broken call, an INTERRUPTED run or a
+  // harness gone mid-run costs an attempt and is retried on the best harness then (up to
+  // `max_attempts` in all). `observer` hears of each admission and each attempt's end.
+  // `cancelled` is polled; a cancelled evaluation returns CANCELLED. UNAVAILABLE when no
+  // harness serving `backend` was healthy for `wait_s`.
+  absl::StatusOr<HarnessRun> Evaluate(const v1::EvaluateRequest& request,
+                                      const std::string& backend, const AttemptObserver& observer,
+                                      const std::atomic<bool>& cancelled, int max_attempts = 3);
 
   // Waits for a run admitted before a restart; NOT_FOUND or UNAVAILABLE when it cannot be
   // followed there (the caller then evaluates afresh).
@@ -63,15 +125,27 @@ class HarnessPool {
   struct Node {
     std::string address;
     std::unique_ptr<v1::Harness::Stub> stub;
-    int in_flight = 0;
-    int64_t down_until_ms = 0;
+    // Guarded by the pool's mu_:
+    HarnessHealth health;
+    std::vector<std::string> backends;       // as of its last answer; empty: any
+    std::set<std::string> registered;        // definitions it took since it last answered
+    std::thread prober;
   };
-  // The node to use next, or nullptr when none is up and serves `backend`.
-  Node* Pick(const std::string& backend);
-  absl::StatusOr<v1::Run> EvaluateOn(
-      Node* node, const v1::EvaluateRequest& request,
-      const std::function<void(const std::string&, const std::string&)>& on_admitted,
-      const std::atomic<bool>& cancelled);
+  // Probes `node` until the pool is destroyed.
+  void ProbeLoop(Node* node);
+  // Sets the state under mu_; returns whether it changed.
+  bool SetStateLocked(Node* node, HarnessState state, const std::string& error, int64_t now);
+  void Announce(const HarnessHealth& health);
+  // A call to `node` broke: suspect until it answers a probe.
+  void MarkBroken(Node* node, const std::string& error);
+  // The healthy node with the shortest queue that serves `backend`; waits up to wait_s.
+  absl::StatusOr<Node*> WaitForNode(const std::string& backend, const std::atomic<bool>& cancelled);
+  // PutDefinition of the request's definition on `node` unless it took it since it last came up.
+  absl::Status EnsureDefinition(Node* node, const std::string& definition);
+  // One attempt on `node`.
+  AttemptEnd EvaluateOn(Node* node, const v1::EvaluateRequest& request,
+                        const AttemptObserver& observer, const std::atomic<bool>& cancelled,
+                        absl::StatusOr<v1::Run>* result);
   Node* Find(const std::string& address);
 
   // Sets the deadline and the bearer token on `context`.
@@ -79,7 +153,13 @@ class HarnessPool {
 
   std::vector<std::string> addresses_;
   std::string token_;
-  std::mutex mu_;
+  PoolOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // a state changed, or the pool is stopping
+  bool stopping_ = false;
+  std::mutex listener_mu_;  // held while the listener runs
+  std::function<void(const HarnessHealth&)> listener_;
+  std::map<std::string, v1::PutDefinitionRequest> definitions_;  // by definition name
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 

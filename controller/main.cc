@@ -3,6 +3,7 @@
 //   kiln-controller --listen HOST:PORT --data-dir DIR --harness ADDR[,ADDR...]
 //                   [--tokens FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 //                   [--harness-tls-ca FILE [--harness-tls-cert FILE --harness-tls-key FILE]]
+//                   [--harness-probe-s S] [--harness-gone-s S] [--harness-wait-s S]
 //
 // Prints "kiln-controller listening on HOST:PORT" once ready and resumes every campaign its
 // archive has as running. SIGTERM or SIGINT stops the campaigns' loops (they stay "running" and
@@ -50,7 +51,12 @@ constexpr char kUsage[] =
     "Towards the harnesses:\n"
     "  --harness-token-file FILE the bearer token to send (else $KILN_HARNESS_TOKEN)\n"
     "  --harness-tls-ca FILE     connect with TLS, trusting this PEM CA certificate\n"
-    "  --harness-tls-cert FILE --harness-tls-key FILE   client certificate for mutual TLS\n";
+    "  --harness-tls-cert FILE --harness-tls-key FILE   client certificate for mutual TLS\n"
+    "  --harness-probe-s S       ask each harness for its state every S seconds (default 2)\n"
+    "  --harness-gone-s S        a harness that has not answered for S seconds is gone: its\n"
+    "                            runs in flight are evaluated elsewhere (default 30)\n"
+    "  --harness-wait-s S        an evaluation waits up to S seconds for a healthy harness\n"
+    "                            before it fails (default 600)\n";
 
 sem_t stop_requested;
 void OnStopSignal(int) { sem_post(&stop_requested); }
@@ -66,6 +72,7 @@ int main(int argc, char** argv) {
   std::string listen, data_dir, harness, harness_token_file, harness_ca, harness_cert,
       harness_key;
   kiln::ListenAccess access;
+  kiln::controller::PoolOptions pool_options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -108,6 +115,17 @@ int main(int argc, char** argv) {
       harness_cert = value;
     } else if (name == "--harness-tls-key") {
       harness_key = value;
+    } else if (name == "--harness-probe-s" || name == "--harness-gone-s" ||
+               name == "--harness-wait-s") {
+      char* end = nullptr;
+      const double seconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(seconds > 0) || seconds > 86400) {
+        return Fail("flag " + name + " needs a number of seconds in (0, 86400], not '" + value +
+                    "'");
+      }
+      (name == "--harness-probe-s"  ? pool_options.probe_interval_s
+       : name == "--harness-gone-s" ? pool_options.gone_after_s
+                                    : pool_options.wait_s) = seconds;
     } else {
       return Fail("unknown flag " + name);
     }
@@ -115,6 +133,9 @@ int main(int argc, char** argv) {
   if (listen.empty()) return Fail("--listen HOST:PORT is required");
   if (data_dir.empty()) return Fail("--data-dir DIR is required");
   if (harness.empty()) return Fail("--harness ADDR[,ADDR...] is required");
+  if (pool_options.gone_after_s <= pool_options.probe_interval_s) {
+    return Fail("--harness-gone-s must be longer than --harness-probe-s");
+  }
   std::vector<std::string> addresses = absl::StrSplit(harness, ',', absl::SkipWhitespace());
 
   access.listen = listen;
@@ -144,7 +165,8 @@ int main(int argc, char** argv) {
 
   auto archive = kiln::controller::CampaignArchive::Open(data_dir);
   if (!archive.ok()) return Fail(std::string(archive.status().message()));
-  kiln::controller::HarnessPool pool(addresses, harness_token, *harness_credentials);
+  kiln::controller::HarnessPool pool(addresses, harness_token, *harness_credentials,
+                                     pool_options);
   kiln::controller::ControllerService service(**archive, pool, data_dir, std::move(auth));
 
   sem_init(&stop_requested, 0, 0);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -416,7 +417,10 @@ absl::Status HarnessServerImpl::Open() {
   context.check_references = options_.check_references;
   context.admission.backends = &backends_;
   context.admission.python = python_.get();
-  context.facts = NodeFacts{KILN_VERSION, backends_, native_toolchains, options_.default_mode};
+  context.facts = NodeFacts{KILN_VERSION, backends_, native_toolchains, options_.default_mode,
+                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()};
   context.builtin_definitions = builtin_names_;
   service_ = std::make_unique<HarnessService>(std::move(context));
   return absl::OkStatus();

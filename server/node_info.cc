@@ -53,6 +53,7 @@ v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load) {
   info.set_default_mode(facts.default_mode);
   if (!facts.backends.empty()) info.set_default_backend(facts.backends.front().name);
   info.set_runs_archived(load.runs_archived);
+  info.set_started_unix_ms(facts.started_unix_ms);
   bool has_level_zero = false;
   for (const NodeBackend& b : facts.backends) has_level_zero |= b.name == "level_zero";
   if (absl::Status ze = LevelZeroBackendStatus(); !has_level_zero && !ze.ok()) {

@@ -22,6 +22,7 @@ struct NodeFacts {
   std::vector<NodeBackend> backends;                            // the first is the default
   std::vector<std::pair<std::string, std::string>> toolchains;  // name, version
   std::string default_mode;
+  int64_t started_unix_ms = 0;  // when the process started
 };
 
 // The moving part, sampled when asked.

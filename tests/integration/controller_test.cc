@@ -281,6 +281,148 @@ TEST_CASE("a harness that dies mid-campaign costs a retry on another harness, no
   KillOrphans();
 }
 
+// The controller's view of harness `address` in `kiln campaign show --json`: its state.
+std::string HarnessState(const Json& campaign, const std::string& address) {
+  for (const auto& h : campaign["harnesses"]) {
+    if (h["address"] == address) return h["state"];
+  }
+  return "";
+}
+
+// Waits up to `timeout_s` for `sql` (one integer) on the controller's archive to be non-zero.
+bool Eventually(const std::string& db, const std::string& sql, double timeout_s) {
+  const double deadline = NowSeconds() + timeout_s;
+  while (NowSeconds() < deadline) {
+    if (Count(db, sql) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST_CASE("a fleet: one harness hangs, the other is killed and restarted; the campaign loses and "
+          "repeats no evaluation, and kiln campaign show tells each harness's state") {
+  ScratchDir dir_a, dir_b, controller_dir, files;
+  AdoptOrphans();
+  std::optional<HarnessInstance> a, b;
+  a.emplace(dir_a.path(), std::vector<std::string>{"--backend", "host"});
+  b.emplace(dir_b.path(), std::vector<std::string>{"--backend", "host"});
+  const std::string address_a = a->address(), address_b = b->address();
+  std::string yaml = MatmulCampaign(
+      files, {{"max_candidates: 9", "max_candidates: 5"}, {"parallel: 1", "parallel: 2"}});
+  ControllerInstance controller(controller_dir.path(), address_a + "," + address_b,
+                                {"--harness-probe-s", "0.2", "--harness-gone-s", "2"});
+  Completed start = controller.Campaign({"start", yaml});
+  REQUIRE(start.exit_code == 0);
+  const std::string id = start.out.substr(0, start.out.find('\n'));
+  const std::string db = controller.db();
+
+  // 1. The harness that holds the first run (admitted less than a second ago, so it is still
+  //    running there) stops answering: SIGSTOP, a node that hangs or is cut off.
+  REQUIRE(Eventually(db,
+                     "SELECT COUNT(*) FROM evaluation_attempts WHERE outcome='running' AND "
+                     "started_unix_ms > CAST(strftime('%s','now') AS INTEGER)*1000 - 1000",
+                     180));
+  const std::string hung = Query(db, "SELECT harness FROM evaluation_attempts WHERE "
+                                     "outcome='running' ORDER BY id LIMIT 1")
+                               .at(0)
+                               .at(0);
+  const bool hung_a = hung == address_a;
+  std::optional<HarnessInstance>& survivor = hung_a ? b : a;
+  const std::string other = hung_a ? address_b : address_a;
+  const pid_t hung_pid = hung_a ? a->pid() : b->pid();
+  REQUIRE(::kill(hung_pid, SIGSTOP) == 0);
+  // Suspect, then gone (no answer for 2 s); its run is abandoned and evaluated elsewhere.
+  CHECK(Eventually(db,
+                   "SELECT COUNT(*) FROM events WHERE kind='harness' AND message LIKE 'harness " +
+                       hung + " suspect%'",
+                   30));
+  CHECK(Eventually(db,
+                   "SELECT COUNT(*) FROM events WHERE kind='harness' AND message LIKE 'harness " +
+                       hung + " gone%'",
+                   30));
+  REQUIRE(Eventually(db,
+                     "SELECT COUNT(*) FROM evaluation_attempts WHERE outcome='abandoned' AND "
+                     "harness='" + hung + "'",
+                     30));
+  Json shown = ShowJson(controller, id);
+  CHECK(HarnessState(shown, hung) == "gone");
+  CHECK(HarnessState(shown, other) == "healthy");
+  Completed text = controller.Campaign({"show", id});
+  CHECK_THAT(text.out, Catch::Contains("harnesses") && Catch::Contains(hung) &&
+                           Catch::Contains("gone") && Catch::Contains("given up"));
+
+  // 2. The other harness is killed while it holds a run, and restarted on its address.
+  const int attempts_before =
+      Count(db, "SELECT COUNT(*) FROM evaluation_attempts WHERE harness='" + other + "'");
+  bool killed_mid_run = Eventually(
+      db,
+      "SELECT COUNT(*) FROM evaluation_attempts WHERE outcome='running' AND harness='" + other +
+          "' AND id > (SELECT MAX(id) FROM evaluation_attempts WHERE outcome='abandoned')",
+      120);
+  INFO("attempts on the survivor before the kill: " << attempts_before);
+  survivor->Kill();
+  std::string survivor_dir = survivor->data_dir();
+  survivor.reset();
+  survivor.emplace(survivor_dir, std::vector<std::string>{"--backend", "host", "--listen", other});
+  REQUIRE(survivor->address() == other);
+
+  Completed watch = controller.Campaign({"watch", id});
+  REQUIRE(watch.exit_code == 0);
+  std::string attempts_log;
+  for (const auto& row : Query(db, "SELECT purpose, substr(candidate_hash,1,12), harness, run_id, "
+                                   "outcome, detail FROM evaluation_attempts ORDER BY id")) {
+    attempts_log += row[0] + " " + row[1] + " " + row[2] + " " + row[3] + " " + row[4] + ": " +
+                    row[5] + "\n";
+  }
+  INFO(attempts_log);
+  Json c = ShowJson(controller, id);
+  CHECK(c["status"] == "completed");
+  CHECK(c["candidates_evaluated"] == 5);
+  CHECK(HarnessState(c, hung) == "gone");
+  CHECK(HarnessState(c, other) == "healthy");
+
+  // Nothing lost: every evaluation finished with a verdict, by exactly one attempt.
+  const int evaluations = Count(db, "SELECT COUNT(*) FROM evaluations");
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluations WHERE state!='done'") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluation_attempts WHERE outcome='verdict'") ==
+        evaluations);
+  CHECK(Count(db, "SELECT COUNT(*) FROM (SELECT candidate_hash, purpose FROM evaluation_attempts "
+                  "WHERE outcome='verdict' GROUP BY candidate_hash, purpose HAVING COUNT(*)>1)") ==
+        0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluation_attempts WHERE outcome='running'") == 0);
+  // Each evaluation's recorded run is the attempt that gave its verdict.
+  CHECK(Count(db, "SELECT COUNT(*) FROM evaluations e JOIN evaluation_attempts t ON "
+                  "t.run_id=e.run_id AND t.harness=e.harness AND t.outcome='verdict'") ==
+        evaluations);
+  if (killed_mid_run) {
+    // The killed harness's run came back as a broken call (or INTERRUPTED) and was evaluated
+    // again; the restarted harness marked it INTERRUPTED and did not run it again by itself.
+    CHECK(Count(db, "SELECT COUNT(*) FROM evaluation_attempts WHERE harness='" + other +
+                        "' AND outcome IN ('broken','interrupted')") >= 1);
+  }
+  // Nothing repeated: each harness ran only runs the controller attempted there (a call that
+  // broke before the run id came back may or may not have been admitted).
+  auto attempted = [&db](const std::string& harness, bool with_run_id) {
+    return Count(db, "SELECT COUNT(*) FROM evaluation_attempts WHERE harness='" + harness + "'" +
+                         (with_run_id ? " AND run_id!=''" : ""));
+  };
+  CHECK(CountRuns(*survivor) >= attempted(other, true));
+  CHECK(CountRuns(*survivor) <= attempted(other, false));
+
+  // 3. The hung harness continues: healthy again, and it ran nothing the controller does not know
+  //    of. Its abandoned run's call was cancelled.
+  REQUIRE(::kill(hung_pid, SIGCONT) == 0);
+  const double deadline = NowSeconds() + 30;
+  while (NowSeconds() < deadline && HarnessState(ShowJson(controller, id), hung) != "healthy") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(HarnessState(ShowJson(controller, id), hung) == "healthy");
+  HarnessInstance& hung_instance = hung_a ? *a : *b;
+  CHECK(CountRuns(hung_instance) >= attempted(hung, true));
+  CHECK(CountRuns(hung_instance) <= attempted(hung, false));
+  KillOrphans();
+}
+
 constexpr char kRepairScript[] = R"(#!/bin/bash
 # Writes a candidate that does not compile, then, once TASK.md carries the compiler's feedback,
 # a correct one (and the same correct one again after that).

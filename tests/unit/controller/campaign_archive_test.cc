@@ -111,6 +111,38 @@ TEST_CASE("a candidate hash is recorded once per campaign and evaluations are up
   CHECK((*all)[0].state == "done");
 }
 
+TEST_CASE("attempts are recorded as admitted and ended by run id, each once") {
+  TempDir dir;
+  auto archive = *CampaignArchive::Open(dir.path);
+  REQUIRE(archive->CreateCampaign(Row("c1")).ok());
+  AttemptRow running;
+  running.campaign_id = "c1";
+  running.candidate_hash = "h";
+  running.purpose = "first";
+  running.harness = "10.0.0.1:50051";
+  running.run_id = "r1";
+  REQUIRE(archive->AddAttempt(running).ok());
+  AttemptRow broken = running;  // never admitted: recorded ended at once
+  broken.run_id = "";
+  broken.outcome = "broken";
+  broken.detail = "Socket closed";
+  REQUIRE(archive->AddAttempt(broken).ok());
+  REQUIRE(archive->EndAttempt("c1", "10.0.0.1:50051", "r1", "abandoned", "gone").ok());
+  // Ended already; another harness's run id; another campaign: nothing to end.
+  CHECK(absl::IsNotFound(archive->EndAttempt("c1", "10.0.0.1:50051", "r1", "verdict", "")));
+  CHECK(absl::IsNotFound(archive->EndAttempt("c1", "10.0.0.2:50051", "r1", "verdict", "")));
+  CHECK(absl::IsNotFound(archive->EndAttempt("c2", "10.0.0.1:50051", "r1", "verdict", "")));
+  auto attempts = *archive->Attempts("c1");
+  REQUIRE(attempts.size() == 2);
+  CHECK(attempts[0].run_id == "r1");
+  CHECK(attempts[0].outcome == "abandoned");
+  CHECK(attempts[0].detail == "gone");
+  CHECK(attempts[0].finished_unix_ms >= attempts[0].started_unix_ms);
+  CHECK(attempts[1].outcome == "broken");
+  CHECK(attempts[1].finished_unix_ms > 0);
+  CHECK(archive->Attempts("c2")->empty());
+}
+
 TEST_CASE("loop state survives its JSON form") {
   LoopState s;
   s.round = 4;

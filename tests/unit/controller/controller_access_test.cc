@@ -37,7 +37,9 @@ class AccessFixture {
   AccessFixture() {
     dir_ = *MakeTempDir("", "kiln-controller-access");
     archive_ = *CampaignArchive::Open(dir_);
-    pool_ = std::make_unique<HarnessPool>(std::vector<std::string>{"127.0.0.1:1"});
+    // Evaluations wait at most 0.5 s for the harness that never comes.
+    pool_ = std::make_unique<HarnessPool>(std::vector<std::string>{"127.0.0.1:1"}, "", nullptr,
+                                          PoolOptions{0.1, 0.3, 0.5});
     service_ = std::make_unique<ControllerService>(
         *archive_, *pool_, dir_,
         Authenticator::WithTokens({Entry("ops", Role::kOperator, "t-ops"),

@@ -1,0 +1,288 @@
+// HarnessPool's view of its harnesses and what it does with runs in flight, against fake
+// harnesses served by real gRPC servers in the test process: a harness that stops answering is
+// suspect, then gone, and its run is abandoned (its call cancelled) and evaluated on another; an
+// evaluation waits for a healthy harness and fails naming each one's state; a harness that
+// restarted gets the campaign's definition again before its next run.
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "controller/harness_pool.h"
+#include "kiln/v1/harness.grpc.pb.h"
+
+namespace kiln::controller {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Answers GetNodeInfo, PutDefinition and Evaluate. `hang` makes every call block until the
+// caller gives up (a stopped or cut-off node); `hold_runs` keeps admitted runs from finishing.
+class FakeHarness final : public v1::Harness::Service {
+ public:
+  std::atomic<bool> hang{false};
+  std::atomic<bool> hold_runs{false};
+  std::atomic<int64_t> started_unix_ms{1000};
+  std::atomic<int> puts{0};
+  std::atomic<int> evaluations{0};
+  std::atomic<int> cancelled_runs{0};
+
+  grpc::Status GetNodeInfo(grpc::ServerContext* context, const v1::GetNodeInfoRequest*,
+                           v1::NodeInfo* info) override {
+    if (!Wait(context, hang)) return grpc::Status::CANCELLED;
+    info->add_backends("host");
+    info->set_started_unix_ms(started_unix_ms.load());
+    return grpc::Status::OK;
+  }
+  grpc::Status PutDefinition(grpc::ServerContext* context, const v1::PutDefinitionRequest*,
+                             v1::PutDefinitionResponse*) override {
+    if (!Wait(context, hang)) return grpc::Status::CANCELLED;
+    ++puts;
+    return grpc::Status::OK;
+  }
+  grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest*,
+                        grpc::ServerWriter<v1::EvaluateEvent>* writer) override {
+    const std::string run_id = "run-" + std::to_string(++evaluations);
+    v1::EvaluateEvent admitted;
+    admitted.mutable_progress()->set_run_id(run_id);
+    writer->Write(admitted);
+    if (!Wait(context, hold_runs) || !Wait(context, hang)) {
+      ++cancelled_runs;
+      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
+    v1::EvaluateEvent done;
+    done.mutable_run()->set_run_id(run_id);
+    done.mutable_run()->set_status(v1::PASSED);
+    done.mutable_run()->set_state(v1::RUN_DONE);
+    writer->Write(done);
+    return grpc::Status::OK;
+  }
+
+ private:
+  // Waits while `flag` is set; false when the caller went away meanwhile.
+  static bool Wait(grpc::ServerContext* context, const std::atomic<bool>& flag) {
+    while (flag.load()) {
+      if (context->IsCancelled()) return false;
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    return !context->IsCancelled();
+  }
+};
+
+class FakeNode {
+ public:
+  FakeNode() {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service);
+    server_ = builder.BuildAndStart();
+    REQUIRE(server_ != nullptr);
+    address = "127.0.0.1:" + std::to_string(port);
+  }
+  ~FakeNode() {
+    service.hang = false;
+    service.hold_runs = false;
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  }
+  FakeHarness service;
+  std::string address;
+
+ private:
+  std::unique_ptr<grpc::Server> server_;
+};
+
+const PoolOptions kFast{/*probe_interval_s=*/0.05, /*gone_after_s=*/0.6, /*wait_s=*/3};
+
+HarnessState StateOf(const HarnessPool& pool, const std::string& address) {
+  for (const HarnessHealth& h : pool.Health()) {
+    if (h.address == address) return h.state;
+  }
+  FAIL("no harness " << address);
+  return HarnessState::kGone;
+}
+
+// Waits up to 5 s for `address` to reach `state`.
+bool Reaches(const HarnessPool& pool, const std::string& address, HarnessState state) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (StateOf(pool, address) == state) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+v1::EvaluateRequest Request() {
+  v1::EvaluateRequest request;
+  request.set_definition("scale_add_f32");
+  return request;
+}
+
+struct Recorder {
+  std::mutex mu;
+  std::vector<AttemptEnd> ends;
+  std::vector<std::string> admitted;
+  AttemptObserver Observer() {
+    AttemptObserver o;
+    o.admitted = [this](const std::string& harness, const std::string& run_id) {
+      std::lock_guard<std::mutex> lock(mu);
+      admitted.push_back(harness + " " + run_id);
+    };
+    o.ended = [this](const AttemptEnd& end) {
+      std::lock_guard<std::mutex> lock(mu);
+      ends.push_back(end);
+    };
+    return o;
+  }
+};
+
+TEST_CASE("harness pool: a harness that stops answering is suspect, then gone; its run is "
+          "abandoned and evaluated on another harness") {
+  FakeNode a, b;
+  HarnessPool pool({a.address, b.address}, "", nullptr, kFast);
+  std::vector<std::string> transitions;
+  std::mutex transitions_mu;
+  pool.SetStateListener([&](const HarnessHealth& h) {
+    std::lock_guard<std::mutex> lock(transitions_mu);
+    transitions.push_back(h.address + " " + HarnessStateName(h.state));
+  });
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  REQUIRE(Reaches(pool, b.address, HarnessState::kHealthy));
+  // Both idle: the run goes to the first, A, which holds it.
+  a.service.hold_runs = true;
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  absl::StatusOr<HarnessRun> result = absl::UnknownError("not run");
+  std::thread evaluation([&] {
+    result = pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
+  });
+  // Whichever harness admitted the run now stops answering.
+  std::string holder;
+  for (int i = 0; i < 500 && holder.empty(); ++i) {
+    {
+      std::lock_guard<std::mutex> lock(recorder.mu);
+      if (!recorder.admitted.empty()) holder = recorder.admitted[0].substr(0, a.address.size());
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  if (holder.empty()) {
+    a.service.hold_runs = false;
+    evaluation.join();
+    FAIL("no run was admitted; the evaluation ended: " << result.status());
+  }
+  REQUIRE(holder == a.address);
+  a.service.hang = true;
+  CHECK(Reaches(pool, a.address, HarnessState::kSuspect));
+  CHECK(Reaches(pool, a.address, HarnessState::kGone));
+  evaluation.join();
+  REQUIRE(result.ok());
+  CHECK(result->harness == b.address);
+  CHECK(result->run.status() == v1::PASSED);
+  REQUIRE(recorder.ends.size() == 2);
+  CHECK(recorder.ends[0].harness == a.address);
+  CHECK(recorder.ends[0].run_id == "run-1");
+  CHECK(recorder.ends[0].outcome == "abandoned");
+  CHECK_THAT(recorder.ends[0].detail, Catch::Contains("no answer for"));
+  CHECK(recorder.ends[1].harness == b.address);
+  CHECK(recorder.ends[1].outcome == "verdict");
+  // A learnt that its call was given up.
+  for (int i = 0; i < 200 && a.service.cancelled_runs.load() == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  CHECK(a.service.cancelled_runs.load() == 1);
+  // A answers again: healthy, and the listener heard every change.
+  a.service.hang = false;
+  CHECK(Reaches(pool, a.address, HarnessState::kHealthy));
+  pool.SetStateListener(nullptr);
+  std::lock_guard<std::mutex> lock(transitions_mu);
+  std::string joined;
+  for (const std::string& t : transitions) joined += t + "\n";
+  INFO(joined);
+  CHECK_THAT(joined, Catch::Contains(a.address + " suspect\n" + a.address + " gone\n" +
+                                     a.address + " healthy\n"));
+}
+
+TEST_CASE("harness pool: a run on a suspect harness that comes back in time is not abandoned") {
+  FakeNode a;
+  PoolOptions options = kFast;
+  options.gone_after_s = 30;
+  HarnessPool pool({a.address}, "", nullptr, options);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  a.service.hold_runs = true;
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  absl::StatusOr<HarnessRun> result = absl::UnknownError("not run");
+  std::thread evaluation([&] {
+    result = pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
+  });
+  for (int i = 0; i < 500 && a.service.evaluations.load() == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  a.service.hang = true;
+  CHECK(Reaches(pool, a.address, HarnessState::kSuspect));
+  a.service.hang = false;
+  a.service.hold_runs = false;
+  evaluation.join();
+  REQUIRE(result.ok());
+  REQUIRE(recorder.ends.size() == 1);
+  CHECK(recorder.ends[0].outcome == "verdict");
+  CHECK(a.service.evaluations.load() == 1);
+}
+
+TEST_CASE("harness pool: with no healthy harness an evaluation waits, then fails naming each "
+          "harness's state") {
+  FakeNode a;
+  a.service.hang = true;
+  PoolOptions options = kFast;
+  options.wait_s = 2;
+  // Port 1 on loopback: nothing listens there.
+  HarnessPool pool({a.address, "127.0.0.1:1"}, "", nullptr, options);
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<HarnessRun> result =
+      pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsUnavailable(result.status()));
+  CHECK(waited >= 1.9);
+  const std::string message(result.status().message());
+  CHECK_THAT(message, Catch::Contains("no healthy harness serving backend host for 2 s"));
+  CHECK_THAT(message, Catch::Contains(a.address + " gone: DEADLINE_EXCEEDED"));
+  CHECK_THAT(message, Catch::Contains("127.0.0.1:1 gone: UNAVAILABLE"));
+  CHECK(recorder.ends.empty());
+  // Cancelled while waiting: CANCELLED at once.
+  cancelled = true;
+  CHECK(absl::IsCancelled(
+      pool.Evaluate(Request(), "host", recorder.Observer(), cancelled).status()));
+}
+
+TEST_CASE("harness pool: a harness that restarted gets the definition again before its next run") {
+  FakeNode a;
+  HarnessPool pool({a.address}, "", nullptr, kFast);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  v1::Definition def;
+  def.set_name("scale_add_f32");
+  REQUIRE(pool.RegisterDefinition(def, {}).ok());
+  CHECK(a.service.puts.load() == 1);
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  REQUIRE(pool.Evaluate(Request(), "host", recorder.Observer(), cancelled).ok());
+  CHECK(a.service.puts.load() == 1);  // it has it
+  // A new process answers at the same address (between two probes: never seen down).
+  a.service.started_unix_ms = 2000;
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(pool.Evaluate(Request(), "host", recorder.Observer(), cancelled).ok());
+  CHECK(a.service.puts.load() == 2);
+  CHECK(StateOf(pool, a.address) == HarnessState::kHealthy);
+}
+
+}  // namespace
+}  // namespace kiln::controller
