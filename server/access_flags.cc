@@ -17,6 +17,8 @@ ABSL_FLAG(int64_t, max_source_bytes, int64_t{1} << 20, "sources of one solution,
 ABSL_FLAG(int, max_workloads, 1024, "workloads of one run");
 ABSL_FLAG(int64_t, max_tensor_bytes, int64_t{4} << 30, "inputs and outputs of one workload, bytes");
 ABSL_FLAG(std::string, metrics_listen, "", "HOST:PORT serving Prometheus metrics at /metrics");
+ABSL_FLAG(std::string, http_listen, "",
+          "HOST:PORT serving the read-only web console (runs, definitions, leaderboards)");
 
 namespace kiln {
 
@@ -30,7 +32,8 @@ const char kAccessFlagsUsage[] =
     "  --allow-insecure-remote   allow plaintext on a non-loopback address (tokens in clear)\n"
     "  --max-queued-per-principal N, --max-runs-per-hour N   per principal; 0: no limit\n"
     "  --max-source-bytes N, --max-workloads N, --max-tensor-bytes N   per run\n"
-    "  --metrics-listen HOST:PORT   Prometheus text metrics at /metrics\n";
+    "  --metrics-listen HOST:PORT   Prometheus text metrics at /metrics\n"
+    "  --http-listen HOST:PORT   the read-only web console (same tokens and TLS as the RPCs)\n";
 
 void ApplyAccessFlags(HarnessOptions* o) {
   o->tokens_file = absl::GetFlag(FLAGS_tokens);
@@ -44,6 +47,7 @@ void ApplyAccessFlags(HarnessOptions* o) {
   o->max_workloads = absl::GetFlag(FLAGS_max_workloads);
   o->max_workload_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   o->metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  o->http_listen = absl::GetFlag(FLAGS_http_listen);
 }
 
 }  // namespace kiln

@@ -47,6 +47,7 @@
 #include "server/server_credentials.h"
 #include "server/service.h"
 #include "server/token_file.h"
+#include "server/web_console.h"
 
 namespace kiln {
 
@@ -175,6 +176,7 @@ class HarnessServerImpl final : public HarnessServer {
   absl::Status Listen();
 
   std::string address() const override { return address_; }
+  std::string console_url() const override { return console_ ? console_->url() : ""; }
   std::string metrics_address() const override {
     return metrics_endpoint_ ? metrics_endpoint_->address() : "";
   }
@@ -186,6 +188,7 @@ class HarnessServerImpl final : public HarnessServer {
   absl::Status OpenArchive();
   absl::Status OpenAccess();
   absl::Status StartMetrics();
+  absl::Status StartConsole();
   void StartPythonProbe();
 
   HarnessOptions options_;
@@ -210,6 +213,7 @@ class HarnessServerImpl final : public HarnessServer {
   bool drained_ = false;  // guarded by drain_mu_
   absl::Notification stopped_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // reads the scheduler: stopped first
+  std::unique_ptr<WebConsole> console_;  // calls server_ in process: stopped before it
 };
 
 absl::Status HarnessServerImpl::PrepareDataDir() {
@@ -277,6 +281,33 @@ absl::Status HarnessServerImpl::StartMetrics() {
                                          [this] { return metrics_->Render(); });
   if (!endpoint.ok()) return endpoint.status();
   metrics_endpoint_ = *std::move(endpoint);
+  return absl::OkStatus();
+}
+
+absl::Status HarnessServerImpl::StartConsole() {
+  if (options_.http_listen.empty()) return absl::OkStatus();
+  // The gRPC port's rule: a non-loopback address needs tokens, and TLS unless allowed plaintext.
+  if (!IsLoopbackListen(options_.http_listen)) {
+    if (options_.tokens_file.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--http-listen ", options_.http_listen,
+          " is not a loopback address: the web console needs --tokens there"));
+    }
+    if (options_.tls_cert.empty() && !options_.allow_insecure_remote) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--http-listen ", options_.http_listen,
+          " is not a loopback address: serve TLS (--tls-cert/--tls-key) or pass "
+          "--allow-insecure-remote"));
+    }
+  }
+  WebConsoleOptions console;
+  console.listen = options_.http_listen;
+  console.tls_cert = options_.tls_cert;
+  console.tls_key = options_.tls_key;
+  console.open = auth_->open();
+  auto started = WebConsole::Start(console, server_->InProcessChannel(grpc::ChannelArguments()));
+  if (!started.ok()) return started.status();
+  console_ = *std::move(started);
   return absl::OkStatus();
 }
 
@@ -445,6 +476,7 @@ absl::Status HarnessServerImpl::Listen() {
   }
   address_ = absl::StrCat(options_.listen.substr(0, options_.listen.rfind(':')), ":", port);
   if (absl::Status s = StartMetrics(); !s.ok()) return s;
+  if (absl::Status s = StartConsole(); !s.ok()) return s;
   LogEvent(options_.quiet, "serving",
            {{"address", address_},
             {"backend", backends_[0].name},
@@ -454,7 +486,8 @@ absl::Status HarnessServerImpl::Listen() {
             {"tls", options_.tls_cert.empty()              ? "off"
                     : options_.tls_client_ca.empty()       ? "on"
                                                            : "mutual"},
-            {"metrics", metrics_endpoint_ ? metrics_endpoint_->address() : "off"}});
+            {"metrics", metrics_endpoint_ ? metrics_endpoint_->address() : "off"},
+            {"console", console_ ? console_->url() : "off"}});
   return absl::OkStatus();
 }
 
@@ -465,6 +498,7 @@ void HarnessServerImpl::Drain() {
   if (scheduler_ != nullptr) scheduler_->StopAdmitting();
   if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
   if (scheduler_ != nullptr) scheduler_->WaitUntilIdle();
+  if (console_ != nullptr) console_->Stop();
   // Every run has sent its verdict; the grace period lets the last events reach their clients.
   if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
   if (scheduler_ != nullptr) scheduler_->Stop();

@@ -58,6 +58,7 @@ struct HarnessOptions {
   int max_runs_per_hour = 0;           // per principal; 0: no limit
   int max_workloads = 1024;            // per run
   std::string metrics_listen;          // HOST:PORT of the Prometheus endpoint; empty: none
+  std::string http_listen;             // HOST:PORT of the web console; empty: none
 };
 
 // The listen address and access flags of `options`, for MakeServerCredentials.
@@ -74,6 +75,8 @@ class HarnessServer {
   virtual std::string address() const = 0;
   // "HOST:PORT" of the metrics endpoint; empty without one.
   virtual std::string metrics_address() const { return ""; }
+  // "http://HOST:PORT" (https with TLS) of the web console; empty without one.
+  virtual std::string console_url() const { return ""; }
   // Stops admitting work, lets running evaluations finish, then stops the server. Blocks.
   virtual void Drain() = 0;
   // Blocks until the server has stopped.

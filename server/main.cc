@@ -162,6 +162,9 @@ int main(int argc, char** argv) {
   auto server = kiln::HarnessServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   std::printf("kiln-harness listening on %s\n", (*server)->address().c_str());
+  if (!(*server)->console_url().empty()) {
+    std::printf("kiln-harness web console on %s\n", (*server)->console_url().c_str());
+  }
   std::fflush(stdout);
 
   while (sem_wait(&stop_requested) != 0) {

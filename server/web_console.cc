@@ -1,0 +1,348 @@
+#include "server/web_console.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "kiln/v1/harness.grpc.pb.h"
+#include "server/web_pages.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr char kCookie[] = "kiln_token";
+constexpr int kPageSize = 100;
+
+std::string ToJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
+  return out;
+}
+
+bool WantsJson(const httplib::Request& req) {
+  return absl::StrContains(req.get_header_value("Accept"), "application/json");
+}
+
+// A token as the tokens file's clients send it: printable, no separators a cookie cannot hold.
+bool PlausibleToken(const std::string& token) {
+  if (token.empty() || token.size() > 512) return false;
+  for (char c : token) {
+    if (!(absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' ||
+          c == '/' || c == '=')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The viewer's token: the Authorization header, else the login cookie.
+std::string TokenOf(const httplib::Request& req) {
+  const std::string auth = req.get_header_value("Authorization");
+  if (absl::StartsWithIgnoreCase(auth, "Bearer ")) {
+    return std::string(absl::StripAsciiWhitespace(auth.substr(7)));
+  }
+  for (absl::string_view part : absl::StrSplit(req.get_header_value("Cookie"), ';')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (absl::ConsumePrefix(&part, absl::StrCat(kCookie, "="))) return std::string(part);
+  }
+  return "";
+}
+
+int HttpStatus(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::UNAUTHENTICATED: return 401;
+    case grpc::StatusCode::PERMISSION_DENIED: return 403;
+    case grpc::StatusCode::NOT_FOUND: return 404;
+    case grpc::StatusCode::INVALID_ARGUMENT: return 400;
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return 504;
+    default: return 502;
+  }
+}
+
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+class WebConsoleImpl final : public WebConsole {
+ public:
+  WebConsoleImpl(const WebConsoleOptions& options, std::shared_ptr<grpc::Channel> channel)
+      : options_(options), stub_(v1::Harness::NewStub(std::move(channel))) {
+    tls_ = !options.tls_cert.empty() && !options.tls_key.empty();
+    if (tls_) {
+      server_ = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(),
+                                                     options.tls_key.c_str());
+    } else {
+      server_ = std::make_unique<httplib::Server>();
+    }
+  }
+  ~WebConsoleImpl() override { Stop(); }
+
+  absl::Status Bind() {
+    if (!server_->is_valid()) {
+      return absl::InvalidArgumentError(
+          "--http-listen: the web console cannot use --tls-cert/--tls-key (unreadable or not "
+          "a PEM certificate and key)");
+    }
+    const size_t colon = options_.listen.rfind(':');
+    if (colon == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-listen: expected HOST:PORT, got '", options_.listen, "'"));
+    }
+    host_ = options_.listen.substr(0, colon);
+    int port = 0;
+    if (!absl::SimpleAtoi(options_.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-listen: bad port in '", options_.listen, "'"));
+    }
+    std::string bind_host = host_;
+    if (bind_host.size() > 2 && bind_host.front() == '[') {
+      bind_host = bind_host.substr(1, bind_host.size() - 2);
+    }
+    if (port == 0) {
+      port = server_->bind_to_any_port(bind_host);
+    } else if (!server_->bind_to_port(bind_host, port)) {
+      port = -1;
+    }
+    if (port <= 0) {
+      return absl::UnavailableError(
+          absl::StrCat("--http-listen: cannot listen on ", options_.listen));
+    }
+    port_ = port;
+    Routes();
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    return absl::OkStatus();
+  }
+
+  std::string url() const override {
+    return absl::StrCat(tls_ ? "https://" : "http://", host_, ":", port_);
+  }
+
+  void Stop() override {
+    if (server_ != nullptr) server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Prepare(grpc::ClientContext* context, const std::string& token) const {
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    if (!token.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  }
+
+  std::string Viewer(const std::string& token) const {
+    if (options_.open) return "local (operator)";
+    return token.empty() ? "" : "logged in";
+  }
+
+  static void Headers(httplib::Response& res) {
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+                   "form-action 'self'; frame-ancestors 'none'");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Cache-Control", "no-store");
+  }
+
+  void Html(httplib::Response& res, int status, const std::string& title, const std::string& nav,
+            const std::string& body, const std::string& token) const {
+    Headers(res);
+    res.status = status;
+    res.set_content(web::Page(title, nav, body, Viewer(token)), "text/html; charset=utf-8");
+  }
+
+  void Json(httplib::Response& res, int status, const std::string& json) const {
+    Headers(res);
+    res.status = status;
+    res.set_content(json + "\n", "application/json");
+  }
+
+  // Answers a failed call: the login form for an unknown or missing token, else an error page.
+  void Fail(const httplib::Request& req, httplib::Response& res, const grpc::Status& s,
+            const std::string& nav, const std::string& token) const {
+    const int status = HttpStatus(s.error_code());
+    if (WantsJson(req)) {
+      Json(res, status,
+           absl::StrCat("{\"error\":{\"code\":\"", CodeName(s.error_code()), "\",\"message\":\"",
+                        web::Escape(s.error_message()), "\"}}"));
+      return;
+    }
+    if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      Html(res, status, "Log in", nav,
+           web::LoginBody(token.empty() ? "This harness needs a token."
+                                        : "The harness does not know that token."),
+           "");
+      return;
+    }
+    Html(res, status, CodeName(s.error_code()), nav,
+         web::ErrorBody(CodeName(s.error_code()), s.error_message()), token);
+  }
+
+  void Routes() {
+    server_->Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::NodeInfo node;
+      grpc::Status s = stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+      if (!s.ok()) return Fail(req, res, s, "node", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(node));
+      Html(res, 200, "Node", "node", web::NodeBody(node), token);
+    });
+    server_->Get("/definitions", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::ListDefinitionsResponse list;
+      grpc::Status s =
+          stub_->ListDefinitions(&context, v1::ListDefinitionsRequest(), &list);
+      if (!s.ok()) return Fail(req, res, s, "definitions", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(list));
+      Html(res, 200, "Definitions", "definitions", web::DefinitionsBody(list), token);
+    });
+    server_->Get(R"(/definitions/([^/]+))", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      const std::string name = req.matches[1];
+      v1::DefinitionDetail detail;
+      {
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::GetDefinitionRequest request;
+        request.set_name(name);
+        grpc::Status s = stub_->GetDefinition(&context, request, &detail);
+        if (!s.ok()) return Fail(req, res, s, "definitions", token);
+      }
+      v1::Leaderboard board;
+      {
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::LeaderboardRequest request;
+        request.set_definition(name);
+        if (req.has_param("mode")) request.set_mode(req.get_param_value("mode"));
+        if (req.has_param("rule")) request.set_rule(req.get_param_value("rule"));
+        grpc::Status s = stub_->GetLeaderboard(&context, request, &board);
+        if (!s.ok()) return Fail(req, res, s, "definitions", token);
+      }
+      if (WantsJson(req)) {
+        return Json(res, 200,
+                    absl::StrCat("{\"definition\":", ToJson(detail), ",\"leaderboard\":",
+                                 ToJson(board), "}"));
+      }
+      Html(res, 200, name, "definitions", web::DefinitionBody(detail, board), token);
+    });
+    server_->Get("/runs", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      v1::ListRunsRequest request;
+      int limit = kPageSize;
+      if (req.has_param("limit") &&
+          (!absl::SimpleAtoi(req.get_param_value("limit"), &limit) || limit < 1 || limit > 1000)) {
+        return Fail(req, res,
+                    grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 "limit: a number of runs a page from 1 to 1000"),
+                    "runs", token);
+      }
+      request.set_limit(limit);
+      request.set_exclude_reference_checks(!req.has_param("all"));
+      std::string query;
+      auto keep = [&](const char* key) {
+        if (!req.has_param(key)) return std::string();
+        const std::string value = req.get_param_value(key);
+        absl::StrAppend(&query, query.empty() ? "" : "&amp;", key, "=",
+                        web::Escape(httplib::detail::encode_query_param(value)));
+        return value;
+      };
+      request.set_definition(keep("definition"));
+      request.set_principal(keep("principal"));
+      if (const std::string status = keep("status"); !status.empty()) {
+        v1::EvaluationStatus parsed;
+        if (!v1::EvaluationStatus_Parse(status, &parsed)) {
+          return Fail(req, res,
+                      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   absl::StrCat("status: unknown status '", status,
+                                                "' (PASSED, INCORRECT_NUMERICAL, REJECTED, ...)")),
+                      "runs", token);
+        }
+        request.set_status(parsed);
+      }
+      if (req.has_param("all")) absl::StrAppend(&query, query.empty() ? "" : "&amp;", "all=1");
+      if (req.has_param("limit")) {
+        absl::StrAppend(&query, query.empty() ? "" : "&amp;", "limit=", limit);
+      }
+      request.set_page_token(req.get_param_value("page_token"));
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::ListRunsResponse runs;
+      grpc::Status s = stub_->ListRuns(&context, request, &runs);
+      if (!s.ok()) return Fail(req, res, s, "runs", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(runs));
+      Html(res, 200, "Runs", "runs", web::RunsBody(runs, query), token);
+    });
+    server_->Get(R"(/runs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::GetRunRequest request;
+      request.set_run_id(req.matches[1]);
+      request.set_include_sources(true);
+      v1::Run run;
+      grpc::Status s = stub_->GetRun(&context, request, &run);
+      if (!s.ok()) return Fail(req, res, s, "runs", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(run));
+      Html(res, 200, absl::StrCat("Run ", run.run_id()), "runs", web::RunBody(run), token);
+    });
+    server_->Get("/login", [this](const httplib::Request&, httplib::Response& res) {
+      Html(res, 200, "Log in", "", web::LoginBody(""), "");
+    });
+    server_->Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = req.get_param_value("token");
+      if (!PlausibleToken(token)) {
+        return Html(res, 400, "Log in", "", web::LoginBody("That is not a token."), "");
+      }
+      // Known to the harness? GetNodeInfo answers any principal.
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::NodeInfo node;
+      grpc::Status s = stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+      if (!s.ok()) return Fail(req, res, s, "", token);
+      Headers(res);
+      res.set_header("Set-Cookie", absl::StrCat(kCookie, "=", token,
+                                                "; Path=/; HttpOnly; SameSite=Strict",
+                                                tls_ ? "; Secure" : ""));
+      res.set_redirect("/", 303);
+    });
+    server_->Get("/logout", [this](const httplib::Request&, httplib::Response& res) {
+      Headers(res);
+      res.set_header("Set-Cookie",
+                     absl::StrCat(kCookie, "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"));
+      res.set_redirect("/login", 303);
+    });
+  }
+
+  WebConsoleOptions options_;
+  std::unique_ptr<v1::Harness::Stub> stub_;
+  bool tls_ = false;
+  std::unique_ptr<httplib::Server> server_;
+  std::string host_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WebConsole>> WebConsole::Start(
+    const WebConsoleOptions& options, std::shared_ptr<grpc::Channel> channel) {
+  auto console = std::make_unique<WebConsoleImpl>(options, std::move(channel));
+  if (absl::Status s = console->Bind(); !s.ok()) return s;
+  return std::unique_ptr<WebConsole>(std::move(console));
+}
+
+}  // namespace kiln

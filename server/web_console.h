@@ -1,0 +1,42 @@
+// kiln-harness --http-listen: a read-only web console over the harness's own RPCs.
+//
+// Every page is one or two kiln.v1.Harness calls made through an in-process channel to the
+// harness's gRPC server, with the viewer's token as the call's "authorization: Bearer" metadata:
+// the console sees exactly what the viewer's principal may see through the RPCs, nothing more.
+// The token comes from an "Authorization: Bearer" header or from the cookie the login form sets;
+// without --tokens (loopback only) every viewer is the operator. Every page is also JSON at the
+// same path when the request's Accept names application/json. Nothing the console serves
+// changes state. TLS (the harness's --tls-cert/--tls-key) when the harness serves TLS.
+#ifndef KILN_SERVER_WEB_CONSOLE_H_
+#define KILN_SERVER_WEB_CONSOLE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace kiln {
+
+struct WebConsoleOptions {
+  std::string listen;               // HOST:PORT; port 0 picks a free one
+  std::string tls_cert, tls_key;    // PEM files; both set: HTTPS
+  bool open = true;                 // no tokens: every viewer is the operator 'local'
+};
+
+class WebConsole {
+ public:
+  // Binds and starts serving on a thread of its own. `channel` reaches the harness's service.
+  static absl::StatusOr<std::unique_ptr<WebConsole>> Start(const WebConsoleOptions& options,
+                                                           std::shared_ptr<grpc::Channel> channel);
+  virtual ~WebConsole() = default;
+  // "http://HOST:PORT" (or https) actually bound.
+  virtual std::string url() const = 0;
+  // Stops serving (also done by the destructor).
+  virtual void Stop() = 0;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_WEB_CONSOLE_H_

@@ -1,0 +1,468 @@
+#include "server/web_pages.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "harness/model/dtype.h"
+
+namespace kiln::web {
+
+namespace {
+
+constexpr char kStyle[] = R"css(
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:10px 24px;display:flex;gap:24px;align-items:center}
+header a{color:#cfd6e4;text-decoration:none}header a.current{color:#fff;font-weight:600}
+header .who{margin-left:auto;color:#9aa4b8}main{padding:16px 24px;max-width:1200px}
+table{border-collapse:collapse;background:#fff;margin:8px 0 16px}
+th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef0f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.PASSED{color:#13795b;font-weight:600}.REJECTED,.INCORRECT_NUMERICAL,.INCORRECT_SHAPE,
+.INCORRECT_DTYPE,.RUNTIME_ERROR,.COMPILE_ERROR,.TIMEOUT{color:#b42318;font-weight:600}
+pre{background:#fff;border:1px solid #dde1e8;padding:8px;overflow:auto;max-height:480px}
+.note{color:#5b6474}.warn{color:#b54708}svg{background:#fff;border:1px solid #dde1e8}
+)css";
+
+std::string Time(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// Percent-encoding for a query parameter's value.
+std::string UrlEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppendFormat(&out, "%%%02X", c);
+    }
+  }
+  return out;
+}
+
+std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f ms", ms) : std::string("-"); }
+
+std::string Status(v1::EvaluationStatus s) {
+  const std::string name = v1::EvaluationStatus_Name(s);
+  return absl::StrCat("<span class=\"", name, "\">", name, "</span>");
+}
+
+std::string RunLink(const std::string& id) {
+  return absl::StrCat("<a href=\"/runs/", Escape(id), "\">", Escape(id), "</a>");
+}
+
+std::string DefinitionLink(const std::string& name) {
+  return absl::StrCat("<a href=\"/definitions/", Escape(name), "\">", Escape(name), "</a>");
+}
+
+std::string Row(const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {
+  std::string out = "<tr>";
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const bool num = i < numeric.size() && numeric[i];
+    absl::StrAppend(&out, num ? "<td class=\"num\">" : "<td>", cells[i], "</td>");
+  }
+  return out + "</tr>\n";
+}
+
+std::string Header(const std::vector<std::string>& names) {
+  std::string out = "<tr>";
+  for (const std::string& n : names) absl::StrAppend(&out, "<th>", n, "</th>");
+  return out + "</tr>\n";
+}
+
+// x position of `ms` on a log axis from lo to hi mapped to [x0, x1].
+double LogX(double ms, double lo, double hi, double x0, double x1) {
+  const double t = (std::log10(ms) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+  return x0 + std::clamp(t, 0.0, 1.0) * (x1 - x0);
+}
+
+// One box (q1..q3), whiskers (min..max) and median of `t` in row `y` (height h).
+std::string Box(const v1::TimingResult& t, double lo, double hi, double x0, double x1, double y,
+                double h, const char* fill, const std::string& label) {
+  const double min = t.min_ms() > 0 ? t.min_ms() : t.latency_ms();
+  const double max = t.max_ms() > 0 ? t.max_ms() : t.latency_ms();
+  const double q1 = t.q1_ms() > 0 ? t.q1_ms() : min;
+  const double q3 = t.q3_ms() > 0 ? t.q3_ms() : max;
+  const double med = t.median_ms() > 0 ? t.median_ms() : t.latency_ms();
+  const double mid = y + h / 2;
+  const double bx = LogX(q1, lo, hi, x0, x1);
+  const double bw = std::max(2.0, LogX(q3, lo, hi, x0, x1) - bx);
+  std::string out = absl::StrFormat(
+      "<line class=\"whisker\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#5b6474\"/>",
+      LogX(min, lo, hi, x0, x1), mid, LogX(max, lo, hi, x0, x1), mid);
+  absl::StrAppendFormat(&out,
+                        "<rect class=\"box\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                        "fill=\"%s\" stroke=\"#1d2330\"><title>%s: median %.4f ms, quartiles "
+                        "%.4f..%.4f ms, range %.4f..%.4f ms</title></rect>",
+                        bx, y, bw, h, fill, Escape(label), med, q1, q3, min, max);
+  const double mx = LogX(med, lo, hi, x0, x1);
+  absl::StrAppendFormat(&out,
+                        "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                        "stroke=\"#1d2330\" stroke-width=\"2\"/>",
+                        mx, y, mx, y + h);
+  return out;
+}
+
+}  // namespace
+
+std::string Escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string Page(const std::string& title, const std::string& nav, const std::string& body,
+                 const std::string& viewer) {
+  std::string links;
+  for (const auto& [key, href, label] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"node", "/", "Node"}, {"definitions", "/definitions", "Definitions"},
+           {"runs", "/runs", "Runs"}}) {
+    absl::StrAppend(&links, "<a href=\"", href, "\"", key == nav ? " class=\"current\"" : "",
+                    ">", label, "</a>");
+  }
+  return absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Escape(title),
+      " - kiln</title><style>", kStyle, "</style></head><body><header><strong>kiln</strong>",
+      links, "<span class=\"who\">",
+      viewer.empty()                ? std::string("<a href=\"/login\">log in</a>")
+      : viewer == "local (operator)" ? Escape(viewer)
+                                     : absl::StrCat(Escape(viewer),
+                                                    " &middot; <a href=\"/logout\">log out</a>"),
+      "</span></header><main><h1>", Escape(title), "</h1>\n", body, "</main></body></html>\n");
+}
+
+std::string NodeBody(const v1::NodeInfo& node) {
+  std::string out = absl::StrCat("<p>kiln ", Escape(node.version()), " &middot; default mode ",
+                                 Escape(node.default_mode()), " &middot; default backend ",
+                                 Escape(node.default_backend()), " &middot; started ",
+                                 Time(node.started_unix_ms()), "</p>\n");
+  absl::StrAppend(&out, "<h2>Queue</h2><table>", Header({"queued", "running", "runs archived"}),
+                  Row({absl::StrCat(node.queue_depth()), absl::StrCat(node.running()),
+                       absl::StrCat(node.runs_archived())},
+                      {true, true, true}),
+                  "</table>\n<h2>Devices</h2><table>",
+                  Header({"backend", "index", "device", "PCI bus", "busy"}));
+  for (const v1::DeviceInfo& d : node.devices()) {
+    absl::StrAppend(&out, Row({Escape(d.backend()), absl::StrCat(d.index()), Escape(d.name()),
+                               Escape(d.pci_bus_id()), d.busy() ? "yes" : "no"}));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  if (!node.unavailable_backends().empty()) {
+    absl::StrAppend(&out, "<h2>Unavailable backends</h2><table>", Header({"backend", "why"}));
+    std::vector<std::pair<std::string, std::string>> sorted(node.unavailable_backends().begin(),
+                                                            node.unavailable_backends().end());
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [b, why] : sorted) absl::StrAppend(&out, Row({Escape(b), Escape(why)}));
+    absl::StrAppend(&out, "</table>\n");
+  }
+  absl::StrAppend(&out, "<h2>Languages and toolchains</h2><table>", Header({"name", "status"}));
+  std::vector<std::pair<std::string, std::string>> tools(node.languages().begin(),
+                                                         node.languages().end());
+  std::sort(tools.begin(), tools.end());
+  std::vector<std::pair<std::string, std::string>> chains(node.toolchains().begin(),
+                                                          node.toolchains().end());
+  std::sort(chains.begin(), chains.end());
+  for (const auto& [name, what] : tools) {
+    absl::StrAppend(&out, Row({absl::StrCat("language ", Escape(name)), Escape(what)}));
+  }
+  for (const auto& [name, what] : chains) absl::StrAppend(&out, Row({Escape(name), Escape(what)}));
+  absl::StrAppend(&out, "</table>\n");
+  return out;
+}
+
+std::string DefinitionsBody(const v1::ListDefinitionsResponse& list) {
+  if (list.definitions().empty()) return "<p class=\"note\">No definitions are registered.</p>\n";
+  std::string out = absl::StrCat("<table>", Header({"definition", "op type", "workloads",
+                                                    "reference", "notes"}));
+  for (const v1::DefinitionSummary& d : list.definitions()) {
+    std::string notes;
+    if (d.builtin()) notes = "built in";
+    if (!d.integrity_warning().empty()) {
+      absl::StrAppend(&notes, notes.empty() ? "" : "; ", "<span class=\"warn\">",
+                      Escape(d.integrity_warning()), "</span>");
+    }
+    if (!d.cannot_evaluate().empty()) {
+      absl::StrAppend(&notes, notes.empty() ? "" : "; ", "cannot be evaluated here: ",
+                      Escape(d.cannot_evaluate()));
+    }
+    absl::StrAppend(&out, Row({DefinitionLink(d.name()), Escape(d.op_type()),
+                               absl::StrCat(d.workload_count()),
+                               d.has_native_reference() ? "native and Python" : "Python", notes},
+                              {false, false, true}));
+  }
+  return out + "</table>\n";
+}
+
+std::string ScoreChart(const v1::Leaderboard& board) {
+  double hi = 1.0;
+  int scored = 0;
+  for (const v1::LeaderboardEntry& e : board.entries()) {
+    if (e.score() <= 0) continue;
+    ++scored;
+    hi = std::max({hi, e.score(), e.score_ci95_high()});
+  }
+  if (scored == 0) return "";
+  hi *= 1.1;
+  const double x0 = 180, x1 = 660, row = 26;
+  const double height = 30 + row * board.entries_size();
+  std::string out = absl::StrFormat(
+      "<svg class=\"chart score\" xmlns=\"http://www.w3.org/2000/svg\" width=\"700\" "
+      "height=\"%.0f\" role=\"img\" aria-label=\"score per principal\">",
+      height);
+  auto x = [&](double v) { return x0 + v / hi * (x1 - x0); };
+  double y = 10;
+  for (const v1::LeaderboardEntry& e : board.entries()) {
+    absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                          x0 - 6, y + 15, Escape(e.principal()));
+    if (e.score() > 0) {
+      absl::StrAppendFormat(&out,
+                            "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                            "height=\"18\" fill=\"#4e79a7\"><title>%s: score %.3fx (95%% "
+                            "interval %.3f..%.3f)</title></rect>",
+                            x0, y, x(e.score()) - x0, Escape(e.principal()), e.score(),
+                            e.score_ci95_low(), e.score_ci95_high());
+      if (e.score_ci95_high() > e.score_ci95_low()) {
+        absl::StrAppendFormat(&out,
+                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                              "stroke=\"#1d2330\"/>",
+                              x(e.score_ci95_low()), y + 9, x(e.score_ci95_high()), y + 9);
+      }
+      absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%.1f\">%.2fx</text>", x(e.score()) + 4,
+                            y + 14, e.score());
+    }
+    y += row;
+  }
+  absl::StrAppendFormat(&out,
+                        "<line class=\"one\" x1=\"%.1f\" y1=\"4\" x2=\"%.1f\" y2=\"%.1f\" "
+                        "stroke=\"#b42318\" stroke-dasharray=\"4 3\"/><text x=\"%.1f\" "
+                        "y=\"%.1f\" fill=\"#b42318\">1x (reference)</text></svg>\n",
+                        x(1.0), x(1.0), y, x(1.0) + 4, y + 14);
+  return out;
+}
+
+std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderboard& board) {
+  const v1::Definition& d = detail.definition();
+  std::string out = absl::StrCat("<p>", Escape(d.op_type()), " &middot; ",
+                                 detail.summary().workload_count(), " workloads &middot; ",
+                                 "<a href=\"/runs?definition=", Escape(d.name()),
+                                 "\">its runs</a></p>\n");
+  if (!d.description().empty()) absl::StrAppend(&out, "<p>", Escape(d.description()), "</p>\n");
+  absl::StrAppend(&out, "<h2>Leaderboard (", Escape(board.rule()), ", mode ",
+                  Escape(board.mode()), ")</h2>\n");
+  if (board.entries().empty()) {
+    absl::StrAppend(&out, "<p class=\"note\">No ranked runs yet.</p>\n");
+  } else {
+    absl::StrAppend(&out, ScoreChart(board), "<table>",
+                    Header({"#", "principal", "run", "solution", "status", "score",
+                            "95% interval", "mean latency", "passed workloads"}));
+    int rank = 0;
+    for (const v1::LeaderboardEntry& e : board.entries()) {
+      absl::StrAppend(
+          &out,
+          Row({absl::StrCat(++rank), Escape(e.principal()), RunLink(e.run_id()),
+               Escape(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
+               absl::StrFormat("%.3f..%.3f%s", e.score_ci95_low(), e.score_ci95_high(),
+                               e.score_ci95_low() < 1 && e.score_ci95_high() > 1 ? " (crosses 1x)"
+                                                                                 : ""),
+               Ms(e.mean_latency_ms()),
+               absl::StrCat(e.passed_workloads(), " / ", e.workload_count())},
+              {true, false, false, false, false, true, true, true, true}));
+    }
+    absl::StrAppend(&out, "</table>\n");
+  }
+  absl::StrAppend(&out, "<h2>Tensors</h2><table>", Header({"", "name", "dtype", "shape"}));
+  auto tensors = [&](const char* kind, const auto& list) {
+    for (const v1::TensorSpec& t : list) {
+      std::string shape;
+      for (const std::string& s : t.shape()) absl::StrAppend(&shape, shape.empty() ? "" : ", ", s);
+      absl::StrAppend(&out, Row({kind, Escape(t.name()), Escape(DTypeName(t.dtype())),
+                                 absl::StrCat("[", Escape(shape), "]")}));
+    }
+  };
+  tensors("input", d.inputs());
+  tensors("output", d.outputs());
+  absl::StrAppend(&out, "</table>\n");
+  if (!d.reference().empty()) {
+    absl::StrAppend(&out, "<h2>Reference</h2><pre>", Escape(d.reference()), "</pre>\n");
+  }
+  return out;
+}
+
+std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query) {
+  if (runs.runs().empty()) return "<p class=\"note\">No runs match.</p>\n";
+  std::string out = absl::StrCat("<table>", Header({"run", "definition", "solution", "principal",
+                                                    "status", "mode", "mean latency",
+                                                    "mean speedup", "workloads", "created"}));
+  for (const v1::RunSummary& r : runs.runs()) {
+    absl::StrAppend(
+        &out, Row({RunLink(r.run_id()), DefinitionLink(r.definition()), Escape(r.solution_name()),
+                   Escape(r.principal()),
+                   r.state() == v1::RUN_DONE ? Status(r.status())
+                                             : Escape(v1::RunState_Name(r.state())),
+                   Escape(r.mode()), Ms(r.mean_latency_ms()),
+                   r.mean_speedup() > 0 ? absl::StrFormat("%.3fx", r.mean_speedup()) : "-",
+                   absl::StrCat(r.workload_count()), Time(r.created_unix_ms())},
+                  {false, false, false, false, false, false, true, true, true}));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  if (!runs.next_page_token().empty()) {
+    absl::StrAppend(&out, "<p><a class=\"next\" href=\"/runs?", query,
+                    query.empty() ? "" : "&amp;", "page_token=", UrlEncode(runs.next_page_token()),
+                    "\">next page</a></p>\n");
+  }
+  return out;
+}
+
+std::string LatencyChart(const v1::Run& run) {
+  double lo = 0, hi = 0;
+  int timed = 0;
+  auto widen = [&](const v1::TimingResult& t) {
+    if (t.latency_ms() <= 0) return;
+    for (double v : {t.min_ms(), t.max_ms(), t.latency_ms()}) {
+      if (v <= 0) continue;
+      lo = lo == 0 ? v : std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  };
+  for (const v1::Trace& t : run.traces()) {
+    if (t.kiln().timing().latency_ms() <= 0) continue;
+    ++timed;
+    widen(t.kiln().timing());
+    widen(t.kiln().reference_timing());
+  }
+  if (timed == 0) return "";
+  lo /= 1.25;
+  hi *= 1.25;
+  if (hi <= lo) hi = lo * 2;
+  const double x0 = 120, x1 = 680, row = 44;
+  const double height = 40 + row * timed;
+  std::string out = absl::StrFormat(
+      "<svg class=\"chart latency\" xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" "
+      "height=\"%.0f\" role=\"img\" aria-label=\"latency per workload\">",
+      height);
+  double y = 8;
+  for (const v1::Trace& t : run.traces()) {
+    if (t.kiln().timing().latency_ms() <= 0) continue;
+    absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">workload %d</text>",
+                          x0 - 6, y + 22, t.kiln().workload_index());
+    absl::StrAppend(&out, Box(t.kiln().timing(), lo, hi, x0, x1, y, 16, "#4e79a7", "candidate"));
+    if (t.kiln().reference_timing().latency_ms() > 0) {
+      absl::StrAppend(&out, Box(t.kiln().reference_timing(), lo, hi, x0, x1, y + 20, 16,
+                                "#f28e2b", "reference"));
+    }
+    y += row;
+  }
+  // Decades of the log axis.
+  for (double tick = std::pow(10.0, std::floor(std::log10(lo))); tick <= hi; tick *= 10) {
+    if (tick < lo) continue;
+    const double x = LogX(tick, lo, hi, x0, x1);
+    absl::StrAppendFormat(&out,
+                          "<line x1=\"%.1f\" y1=\"4\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dde1e8\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g ms</text>",
+                          x, x, y, x, y + 16, tick);
+  }
+  absl::StrAppendFormat(&out,
+                        "<rect x=\"%.0f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"#4e79a7\"/>"
+                        "<text x=\"%.0f\" y=\"%.1f\">candidate</text><rect x=\"%.0f\" y=\"%.1f\" "
+                        "width=\"12\" height=\"10\" fill=\"#f28e2b\"/><text x=\"%.0f\" "
+                        "y=\"%.1f\">reference</text></svg>\n",
+                        x0, y + 22, x0 + 16, y + 31, x0 + 100, y + 22, x0 + 116, y + 31);
+  return out;
+}
+
+std::string RunBody(const v1::Run& run) {
+  std::string out = absl::StrCat(
+      "<p>", run.state() == v1::RUN_DONE ? Status(run.status())
+                                         : Escape(v1::RunState_Name(run.state())),
+      " &middot; definition ", DefinitionLink(run.definition()), " &middot; solution ",
+      Escape(run.solution_name()), " by ", Escape(run.principal()), " &middot; mode ",
+      Escape(run.mode()), " &middot; backend ", Escape(run.backend()),
+      run.device_name().empty() ? "" : absl::StrCat(" (", Escape(run.device_name()), ")"),
+      " &middot; created ", Time(run.created_unix_ms()), "</p>\n");
+  if (!run.reason().empty()) absl::StrAppend(&out, "<p><strong>Why:</strong> ", Escape(run.reason()), "</p>\n");
+  absl::StrAppend(&out, "<h2>Stages</h2><table>",
+                  Header({"queued", "compile", "verify", "timing", "compile cache"}),
+                  Row({absl::StrFormat("%.3f s", run.queued_s()),
+                       absl::StrFormat("%.3f s", run.compile_s()),
+                       absl::StrFormat("%.3f s", run.verify_s()),
+                       absl::StrFormat("%.3f s", run.timing_s()),
+                       run.compile_cache_hit() ? "hit" : "miss"},
+                      {true, true, true, true}),
+                  "</table>\n<h2>Workloads</h2>\n", LatencyChart(run), "<table>",
+                  Header({"#", "workload", "status", "latency", "reference", "speedup",
+                          "max abs error", "why"}));
+  for (const v1::Trace& t : run.traces()) {
+    const v1::TraceDetail& k = t.kiln();
+    const double lat = k.timing().latency_ms(), ref = k.reference_timing().latency_ms();
+    std::string why = k.reason();
+    for (const std::string& w : k.warnings()) absl::StrAppend(&why, why.empty() ? "" : "; ", w);
+    absl::StrAppend(
+        &out, Row({absl::StrCat(k.workload_index()), Escape(t.workload().uuid().substr(0, 8)),
+                   Status(t.evaluation().status()), Ms(lat), Ms(ref),
+                   // A speedup is only claimed for a workload that passed.
+                   lat > 0 && ref > 0 && t.evaluation().status() == v1::PASSED
+                       ? absl::StrFormat("%.3fx", ref / lat)
+                       : "-",
+                   t.evaluation().has_correctness()
+                       ? absl::StrFormat("%.3g", t.evaluation().correctness().max_absolute_error())
+                       : "-",
+                   Escape(why)},
+                  {true, false, false, true, true, true, true}));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  if (!run.artifacts().empty()) {
+    absl::StrAppend(&out, "<h2>Artifacts</h2><table>", Header({"kind", "name", "bytes", "sha256"}));
+    for (const v1::ArtifactRef& a : run.artifacts()) {
+      absl::StrAppend(&out, Row({Escape(a.kind()), Escape(a.name()), absl::StrCat(a.size()),
+                                 Escape(a.sha256().substr(0, 16))},
+                                {false, false, true}));
+    }
+    absl::StrAppend(&out, "</table>\n");
+  }
+  for (const v1::SourceFile& f : run.solution().sources()) {
+    absl::StrAppend(&out, "<h2>Source: ", Escape(f.path()), "</h2><pre>", Escape(f.content()),
+                    "</pre>\n");
+  }
+  if (!run.compile_log().empty()) {
+    absl::StrAppend(&out, "<h2>Compiler output</h2><pre>", Escape(run.compile_log()), "</pre>\n");
+  }
+  return out;
+}
+
+std::string LoginBody(const std::string& message) {
+  return absl::StrCat(
+      message.empty() ? "" : absl::StrCat("<p class=\"warn\">", Escape(message), "</p>\n"),
+      "<form method=\"post\" action=\"/login\"><label>Token <input type=\"password\" "
+      "name=\"token\" autocomplete=\"current-password\" required></label> <button "
+      "type=\"submit\">Log in</button></form>\n<p class=\"note\">The token is the one the "
+      "harness's tokens file names for you (the same as for kiln --token). It is kept in a "
+      "cookie of this site only.</p>\n");
+}
+
+std::string ErrorBody(const std::string& status, const std::string& message) {
+  return absl::StrCat("<p><strong>", Escape(status), "</strong>: ", Escape(message), "</p>\n");
+}
+
+}  // namespace kiln::web

@@ -1,0 +1,44 @@
+// The web console's pages (kiln-harness --http-listen): server-rendered HTML with inline SVG
+// charts, one function a page, from the same messages the RPCs return. No request handling here
+// (web_console.cc), so the pages are tested as plain functions.
+#ifndef KILN_SERVER_WEB_PAGES_H_
+#define KILN_SERVER_WEB_PAGES_H_
+
+#include <string>
+#include <string_view>
+
+#include "kiln/v1/harness.pb.h"
+
+namespace kiln::web {
+
+// Text for HTML bodies and attribute values.
+std::string Escape(std::string_view text);
+
+// A whole page: `title`, the navigation (with `nav` marked current: node | definitions | runs),
+// `body` (HTML), and who is looking (`viewer`: "ops (operator)"; empty: no login form link).
+std::string Page(const std::string& title, const std::string& nav, const std::string& body,
+                 const std::string& viewer);
+
+std::string NodeBody(const v1::NodeInfo& node);
+std::string DefinitionsBody(const v1::ListDefinitionsResponse& list);
+// A definition and its leaderboard (`board` may be empty when the caller may not read it).
+std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderboard& board);
+// One page of runs; `query` is the page's query string without page_token (for the next link).
+std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query);
+std::string RunBody(const v1::Run& run);
+// The login form; `message` says why it is shown ("" when asked for).
+std::string LoginBody(const std::string& message);
+// An error page's body: the status name and message.
+std::string ErrorBody(const std::string& status, const std::string& message);
+
+// The latency chart of a run: one row per workload, a box (quartiles), whiskers (min..max) and a
+// median line for the candidate and, beside it, for the reference; drawn on one log axis.
+// Empty when no workload was timed.
+std::string LatencyChart(const v1::Run& run);
+// The leaderboard chart: one bar per entry, its score (speedup over the reference) with the 95 %
+// interval as a line; the 1x line marked. Empty when no entry has a score.
+std::string ScoreChart(const v1::Leaderboard& board);
+
+}  // namespace kiln::web
+
+#endif  // KILN_SERVER_WEB_PAGES_H_

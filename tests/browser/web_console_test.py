@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""kiln-harness's web console as its users see it.
+
+usage: web_console_test.py BIN_DIR DATA_DIR [SCREENSHOT_DIR]
+
+Starts two real kiln-harness processes (host backend) with --http-listen:
+- one with --tokens (an operator and two teams): what each viewer may see, the login form and its
+  cookie, JSON at the same paths, and that nothing changes state;
+- one on loopback without tokens (every viewer is the operator), whose pages headless Chromium
+  renders: each page's text is checked in the DOM Chromium built, and its screenshot in pixels;
+  the run page's latency chart and the leaderboard's score chart must draw their boxes and bars
+  (a test that fails when a chart is empty).
+Screenshots go to SCREENSHOT_DIR when given (docs/images/ holds copies).
+"""
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from PIL import Image
+
+CANDIDATE = (0x4E, 0x79, 0xA7)  # server/web_pages.cc: candidate boxes, score bars
+REFERENCE = (0xF2, 0x8E, 0x2B)  # reference boxes
+
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+
+
+class Harness:
+    def __init__(self, bin_dir, work, name, extra):
+        self.dir = os.path.join(work, name)
+        os.makedirs(self.dir)
+        self.log = open(os.path.join(work, name + ".log"), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(bin_dir, "kiln-harness"), "--listen", "127.0.0.1:0", "--data-dir",
+             self.dir, "--backend", "host", "--quiet", "--http-listen", "127.0.0.1:0"] + extra,
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.address = self.console = None
+        deadline = time.time() + 60
+        while time.time() < deadline and (self.address is None or self.console is None):
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("kiln-harness listening on "):
+                self.address = line.split()[-1]
+            if line.startswith("kiln-harness web console on "):
+                self.console = line.split()[-1]
+        if self.address is None or self.console is None:
+            raise SystemExit(f"{name}: kiln-harness did not come up; see {self.log.name}")
+        self.port = int(self.console.rsplit(":", 1)[1])
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def kiln(bin_dir, address, token, *args):
+    cmd = [os.path.join(bin_dir, "kiln"), "--server", address]
+    if token:
+        cmd += ["--token", token]
+    result = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=300)
+    return result
+
+
+def submit(bin_dir, address, token, solution):
+    r = kiln(bin_dir, address, token, "submit", "--definition", "scale_add_f32", "--solution",
+             solution, "--json")
+    try:
+        return json.loads(r.stdout)["run_id"]
+    except (ValueError, KeyError):
+        raise SystemExit(f"submit {solution} failed ({r.returncode}): {r.stderr[-2000:]}")
+
+
+def get(port, path, headers=None, method="GET", body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    data = resp.read().decode("utf-8", "replace")
+    return resp.status, dict((k.lower(), v) for k, v in resp.getheaders()), data
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser, home, url, *mode):
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={home}/profile",
+           "--default-background-color=ffffffff"] + list(mode) + [url]
+    result = subprocess.run(cmd, env=dict(os.environ, HOME=home), capture_output=True,
+                            text=True, timeout=120)
+    if result.returncode != 0:
+        raise AssertionError(f"chromium {mode} {url} failed: {result.stderr[-2000:]}")
+    return result.stdout
+
+
+def colour_pixels(img, colour, tolerance=30):
+    count = 0
+    for pixel in img.getdata():
+        if sum(abs(a - b) for a, b in zip(pixel, colour)) <= tolerance:
+            count += 1
+    return count
+
+
+def access_checks(bin_dir, data, work):
+    tokens = {"ops": ("operator", "t-ops-0123456789"), "red": ("team", "t-red-0123456789"),
+              "blue": ("team", "t-blue-0123456789")}
+    path = os.path.join(work, "tokens")
+    with open(path, "w") as f:
+        for name, (role, token) in tokens.items():
+            f.write(f"{name} {role} {hashlib.sha256(token.encode()).hexdigest()}\n")
+    h = Harness(bin_dir, work, "secured", ["--tokens", path])
+    try:
+        ops, red, blue = (tokens[n][1] for n in ("ops", "red", "blue"))
+        r = kiln(bin_dir, h.address, ops, "defs", "add", os.path.join(data, "scale_add_f32.json"),
+                 "--workloads", os.path.join(data, "scale_add_f32_single.jsonl"))
+        check(r.returncode == 0, "the operator registers scale_add_f32: " + r.stderr[-300:])
+        red_run = submit(bin_dir, h.address, red, os.path.join(data, "solutions/correct.json"))
+        blue_run = submit(bin_dir, h.address, blue, os.path.join(data, "solutions/correct.json"))
+        p = h.port
+        status, _, body = get(p, "/")
+        check(status == 401 and 'name="token"' in body,
+              "no token: 401 and the login form")
+        status, _, body = get(p, "/", {"Accept": "application/json"})
+        check(status == 401 and json.loads(body)["error"]["code"] == "UNAUTHENTICATED",
+              "no token, JSON: 401 with the error's code")
+        status, _, body = get(p, "/", {"Authorization": "Bearer " + red})
+        check(status == 200 and "Devices" in body, "a team's bearer token sees the node page")
+        status, _, body = get(p, "/", {"Authorization": "Bearer nosuch-token"})
+        check(status == 401 and "does not know that token" in body, "an unknown token: 401")
+        # The login form sets an HttpOnly cookie that then stands for the token.
+        status, headers, _ = get(p, "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                                 "POST", urllib.parse.urlencode({"token": red}))
+        cookie = headers.get("set-cookie", "")
+        check(status == 303 and cookie.startswith("kiln_token=") and "HttpOnly" in cookie and
+              "SameSite=Strict" in cookie, "POST /login: 303 and an HttpOnly cookie")
+        jar = {"Cookie": cookie.split(";")[0]}
+        status, _, body = get(p, "/runs", jar)
+        check(status == 200 and red_run in body,
+              "with the cookie, a team lists runs (summaries, as ListRuns gives a team)")
+        status, _, body = get(p, "/runs/" + blue_run, jar)
+        check(status in (403, 404) and blue_run not in body.split("<h1>")[0],
+              f"another team's run is refused ({status})")
+        status, _, body = get(p, "/runs/" + red_run, {**jar, "Accept": "application/json"})
+        check(status == 200 and json.loads(body)["run_id"] == red_run and
+              json.loads(body)["status"] == "PASSED", "a team's own run as JSON")
+        status, _, body = get(p, "/definitions/scale_add_f32", jar)
+        check(status == 200 and "red" in body and "blue" in body,
+              "the leaderboard is public: a team sees every team's entry")
+        status, _, body = get(p, "/runs", {"Authorization": "Bearer " + ops})
+        check(status == 200 and red_run in body and blue_run in body,
+              "the operator lists every team's runs")
+        status, _, _ = get(p, "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                           "POST", urllib.parse.urlencode({"token": "nosuch-token"}))
+        check(status == 401, "POST /login with an unknown token: 401, no cookie")
+        for method in ("PUT", "DELETE", "PATCH"):
+            status, _, _ = get(p, "/runs/" + red_run, {"Authorization": "Bearer " + ops}, method)
+            check(status in (404, 405), f"{method} changes nothing ({status})")
+        status, _, body = get(p, "/runs?status=passed", {"Authorization": "Bearer " + ops})
+        check(status == 400 and "unknown status" in body, "a bad status filter names the field")
+    finally:
+        h.stop()
+
+
+def tls_checks(bin_dir, work):
+    """A harness serving TLS serves its console over HTTPS with the same certificate."""
+    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("SKIP TLS: openssl cannot make a certificate: " + r.stderr[-500:])
+        return
+    token = "t-tls-0123456789"
+    tokens = os.path.join(work, "tls-tokens")
+    with open(tokens, "w") as f:
+        f.write(f"ops operator {hashlib.sha256(token.encode()).hexdigest()}\n")
+    h = Harness(bin_dir, work, "tls", ["--tokens", tokens, "--tls-cert", cert, "--tls-key", key])
+    try:
+        check(h.console.startswith("https://"), "with TLS the console is https: " + h.console)
+        context = ssl.create_default_context(cafile=cert)
+        conn = http.client.HTTPSConnection("127.0.0.1", h.port, timeout=60, context=context)
+        conn.request("GET", "/", headers={"Authorization": "Bearer " + token})
+        resp = conn.getresponse()
+        check(resp.status == 200 and "Devices" in resp.read().decode(),
+              "the node page over HTTPS, the harness's certificate verified")
+        conn.request("POST", "/login", body=urllib.parse.urlencode({"token": token}),
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        resp = conn.getresponse()
+        resp.read()
+        check("Secure" in (resp.getheader("Set-Cookie") or ""), "under TLS the cookie is Secure")
+        try:
+            get(h.port, "/")
+            plain = True
+        except (http.client.HTTPException, OSError):
+            plain = False
+        check(not plain, "plain HTTP gets no page from the TLS console")
+    finally:
+        h.stop()
+
+
+def rendering_checks(bin_dir, data, work, shots):
+    browser = find_chromium()
+    if browser is None:
+        print("SKIP rendering: no chromium on PATH (apt-get install chromium)")
+        return
+    h = Harness(bin_dir, work, "open", [])
+    try:
+        r = kiln(bin_dir, h.address, None, "defs", "add", os.path.join(data, "scale_add_f32.json"),
+                 "--workloads", os.path.join(data, "scale_add_f32.jsonl"))
+        check(r.returncode == 0, "scale_add_f32 registered: " + r.stderr[-300:])
+        good = submit(bin_dir, h.address, None, os.path.join(data, "solutions/correct.json"))
+        bad = submit(bin_dir, h.address, None,
+                     os.path.join(data, "solutions/output_not_written"))
+        home = os.path.join(work, "chromium")
+        os.makedirs(home)
+        base = h.console
+
+        def page(path, name, height=1100):
+            dom = chromium(browser, home, base + path, "--dump-dom")
+            png = os.path.join(shots, name + ".png")
+            chromium(browser, home, base + path, f"--window-size=1200,{height}",
+                     f"--screenshot={png}")
+            return dom, Image.open(png).convert("RGB")
+
+        dom, img = page("/", "node", 800)
+        check("Devices" in dom and "host" in dom and "Queue" in dom, "node page: devices, queue")
+        check(len(set(img.getdata())) > 8, "node page: the screenshot is not blank")
+        dom, img = page("/definitions", "definitions", 600)
+        check('href="/definitions/scale_add_f32"' in dom, "definitions page links the definition")
+        # rule=best: each principal's best PASSED run (the latest one here did not pass).
+        dom, img = page("/definitions/scale_add_f32?rule=best", "leaderboard", 800)
+        bars = re.findall(r'<rect class="bar"[^>]* width="([0-9.]+)"', dom)
+        check(len(bars) == 1 and float(bars[0]) > 10, f"leaderboard: one score bar drawn {bars}")
+        check(colour_pixels(img, CANDIDATE) > 500, "leaderboard: the bar is seen in the pixels")
+        dom, img = page("/runs/" + good, "run", 1100)
+        boxes = re.findall(r'<rect class="box"[^>]* width="([0-9.]+)"', dom)
+        check(len(boxes) == 6 and all(float(w) >= 2 for w in boxes),
+              f"run page: a candidate and a reference box for each of 3 workloads ({len(boxes)})")
+        check(colour_pixels(img, CANDIDATE) > 100 and colour_pixels(img, REFERENCE) > 100,
+              "run page: candidate and reference boxes are seen in the pixels")
+        check("PASSED" in dom and "kernel.cc" in dom and "Stages" in dom,
+              "run page: verdict, stages and the source")
+        dom, img = page("/runs/" + bad, "run_failed", 900)
+        check("Why:" in dom and "integrity.unwritten_output" in dom and "REJECTED" in dom,
+              "a rejected run says why")
+        check(not re.search(r'REJECTED</span></td><td class="num">[^<]*</td><td class="num">'
+                            r'[^<]*</td><td class="num">[0-9.]+x', dom),
+              "a rejected workload claims no speedup")
+        dom, img = page("/runs?limit=1", "runs", 600)
+        rows = dom.count('<a href="/runs/')
+        m = re.search(r'<a class="next" href="([^"]+)"', dom)
+        check(rows == 1 and m is not None, "runs page: one run a page and a next link")
+        if m:
+            second = chromium(browser, home, base + m.group(1).replace("&amp;", "&"), "--dump-dom")
+            ids = re.findall(r'<a href="/runs/([0-9a-f]+)"', dom + second)
+            check(len(set(ids)) == 2, f"the next page holds another run ({ids})")
+        status, _, body = get(h.port, "/runs/" + good, {"Accept": "application/json"})
+        check(status == 200 and len(json.loads(body)["traces"]) == 3, "the run page as JSON")
+    finally:
+        h.stop()
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    bin_dir, data = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory(prefix="kiln-web-console-") as work:
+        shots = sys.argv[3] if len(sys.argv) > 3 else os.path.join(work, "shots")
+        os.makedirs(shots, exist_ok=True)
+        access_checks(bin_dir, data, work)
+        tls_checks(bin_dir, work)
+        rendering_checks(bin_dir, data, work, shots)
+        if failures:
+            for name in ("secured.log", "tls.log", "open.log"):
+                path = os.path.join(work, name)
+                if os.path.exists(path):
+                    print(f"--- {name}\n" + open(path).read()[-3000:])
+    print(f"{len(failures)} failed" if failures else "all web console checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+// The web console's pages as plain functions (server/web_pages.h): escaping, the charts drawn or
+// left out, what a rejected workload claims. The console's HTTP side and rendering are tested by
+// tests/browser/web_console_test.py.
+#include "server/web_pages.h"
+
+#include <catch2/catch.hpp>
+#include <regex>
+#include <string>
+
+namespace kiln::web {
+namespace {
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+v1::TimingResult Timing(double median) {
+  v1::TimingResult t;
+  t.set_latency_ms(median);
+  t.set_median_ms(median);
+  t.set_min_ms(median * 0.8);
+  t.set_q1_ms(median * 0.9);
+  t.set_q3_ms(median * 1.1);
+  t.set_max_ms(median * 1.5);
+  return t;
+}
+
+v1::Trace* AddTrace(v1::Run* run, int index, v1::EvaluationStatus status, double ms, double ref) {
+  v1::Trace* t = run->add_traces();
+  t->mutable_kiln()->set_workload_index(index);
+  t->mutable_evaluation()->set_status(status);
+  if (ms > 0) *t->mutable_kiln()->mutable_timing() = Timing(ms);
+  if (ref > 0) *t->mutable_kiln()->mutable_reference_timing() = Timing(ref);
+  return t;
+}
+
+TEST_CASE("web pages: text from runs and sources is escaped everywhere") {
+  CHECK(Escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  v1::Run run;
+  run.set_run_id("r1");
+  run.set_solution_name("<script>alert(1)</script>");
+  run.set_reason("output 'out' <b>");
+  v1::SourceFile* f = run.mutable_solution()->add_sources();
+  f->set_path("k.cc");
+  f->set_content("if (a < b && c > d) {}");
+  const std::string html = Page("Run r1", "runs", RunBody(run), "local (operator)");
+  CHECK(html.find("<script>") == std::string::npos);
+  CHECK_THAT(html, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  CHECK_THAT(html, Catch::Contains("if (a &lt; b &amp;&amp; c &gt; d) {}"));
+  CHECK_THAT(html, Catch::Contains("<a href=\"/runs\" class=\"current\">Runs</a>"));
+}
+
+TEST_CASE("web pages: the latency chart draws a candidate and a reference box per timed "
+          "workload, and nothing for a run that was not timed") {
+  v1::Run run;
+  AddTrace(&run, 0, v1::PASSED, 0.01, 0.02);
+  AddTrace(&run, 1, v1::PASSED, 1.0, 0);  // no reference latency
+  AddTrace(&run, 2, v1::COMPILE_ERROR, 0, 0);
+  const std::string chart = LatencyChart(run);
+  CHECK(Count(chart, "class=\"box\"") == 3);
+  CHECK(Count(chart, "class=\"median\"") == 3);
+  CHECK(Count(chart, ">workload ") == 2);
+  // Every box is at least 2 px wide and lies inside the plot.
+  std::regex box(R"re(class="box" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)")re");
+  for (auto it = std::sregex_iterator(chart.begin(), chart.end(), box); it != std::sregex_iterator();
+       ++it) {
+    CHECK(std::stod((*it)[1]) >= 120);
+    CHECK(std::stod((*it)[2]) >= 2);
+    CHECK(std::stod((*it)[1]) + std::stod((*it)[2]) <= 681);
+  }
+  v1::Run untimed;
+  AddTrace(&untimed, 0, v1::COMPILE_ERROR, 0, 0);
+  CHECK(LatencyChart(untimed).empty());
+}
+
+TEST_CASE("web pages: a workload that did not pass claims no speedup") {
+  v1::Run run;
+  AddTrace(&run, 0, v1::PASSED, 0.01, 0.03);
+  AddTrace(&run, 1, v1::REJECTED, 0.001, 0.03);
+  const std::string html = RunBody(run);
+  CHECK_THAT(html, Catch::Contains("3.000x"));
+  CHECK(html.find("30.000x") == std::string::npos);
+}
+
+TEST_CASE("web pages: the score chart draws one bar per scored entry and is left out when none "
+          "has a score") {
+  v1::Leaderboard board;
+  board.set_rule("latest");
+  v1::LeaderboardEntry* a = board.add_entries();
+  a->set_principal("red");
+  a->set_score(2.0);
+  a->set_score_ci95_low(1.8);
+  a->set_score_ci95_high(2.2);
+  v1::LeaderboardEntry* b = board.add_entries();
+  b->set_principal("blue");
+  b->set_score(0);  // did not pass
+  const std::string chart = ScoreChart(board);
+  CHECK(Count(chart, "class=\"bar\"") == 1);
+  CHECK_THAT(chart, Catch::Contains(">blue<"));
+  CHECK_THAT(chart, Catch::Contains("1x (reference)"));
+  a->set_score(0);
+  CHECK(ScoreChart(board).empty());
+  // The table marks an interval that crosses 1x.
+  a->set_score(1.01);
+  a->set_score_ci95_low(0.95);
+  a->set_score_ci95_high(1.07);
+  v1::DefinitionDetail detail;
+  detail.mutable_definition()->set_name("d");
+  CHECK_THAT(DefinitionBody(detail, board), Catch::Contains("(crosses 1x)"));
+}
+
+TEST_CASE("web pages: a page of runs links the next page with the same filters") {
+  v1::ListRunsResponse runs;
+  v1::RunSummary* r = runs.add_runs();
+  r->set_run_id("01abc");
+  r->set_definition("d");
+  r->set_state(v1::RUN_DONE);
+  r->set_status(v1::PASSED);
+  runs.set_next_page_token("tok/1");
+  const std::string html = RunsBody(runs, "definition=d");
+  CHECK_THAT(html, Catch::Contains("href=\"/runs?definition=d&amp;page_token=tok%2F1\""));
+  runs.clear_next_page_token();
+  CHECK(RunsBody(runs, "").find("next page") == std::string::npos);
+  CHECK_THAT(RunsBody(v1::ListRunsResponse(), ""), Catch::Contains("No runs match."));
+}
+
+}  // namespace
+}  // namespace kiln::web
