@@ -304,6 +304,7 @@ absl::Status HarnessServerImpl::StartConsole() {
   console.listen = options_.http_listen;
   console.tls_cert = options_.tls_cert;
   console.tls_key = options_.tls_key;
+  console.tls_client_ca = options_.tls_client_ca;
   console.open = auth_->open();
   auto started = WebConsole::Start(console, server_->InProcessChannel(grpc::ChannelArguments()));
   if (!started.ok()) return started.status();

@@ -80,8 +80,11 @@ class WebConsoleImpl final : public WebConsole {
       : options_(options), stub_(v1::Harness::NewStub(std::move(channel))) {
     tls_ = !options.tls_cert.empty() && !options.tls_key.empty();
     if (tls_) {
-      server_ = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(),
-                                                     options.tls_key.c_str());
+      // Mutual TLS as on the gRPC port: a browser without a certificate the CA signed gets no
+      // page, whatever token it holds.
+      server_ = std::make_unique<httplib::SSLServer>(
+          options.tls_cert.c_str(), options.tls_key.c_str(),
+          options.tls_client_ca.empty() ? nullptr : options.tls_client_ca.c_str());
     } else {
       server_ = std::make_unique<httplib::Server>();
     }

@@ -22,6 +22,7 @@ namespace kiln {
 struct WebConsoleOptions {
   std::string listen;               // HOST:PORT; port 0 picks a free one
   std::string tls_cert, tls_key;    // PEM files; both set: HTTPS
+  std::string tls_client_ca;        // PEM file; set: browsers must present a certificate it signed
   bool open = true;                 // no tokens: every viewer is the operator 'local'
 };
 

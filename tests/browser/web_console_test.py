@@ -217,6 +217,58 @@ def tls_checks(bin_dir, work):
         check(not plain, "plain HTTP gets no page from the TLS console")
     finally:
         h.stop()
+    mutual_tls_checks(bin_dir, work, tokens, token)
+
+
+def mutual_tls_checks(bin_dir, work, tokens, token):
+    """With --tls-client-ca the console, too, wants a client certificate the CA signed."""
+    d = os.path.join(work, "mtls-certs")
+    os.makedirs(d)
+    san = os.path.join(d, "san.ext")
+    with open(san, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    steps = [
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+         "-days", "2", "-subj", "/CN=kiln-test-ca"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+         "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.ext"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr",
+         "-subj", "/CN=ops"],
+        ["x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "client.pem", "-days", "2"],
+    ]
+    for step in steps:
+        r = subprocess.run(["openssl"] + step, cwd=d, capture_output=True, text=True)
+        if r.returncode != 0:
+            print("SKIP mutual TLS: openssl " + " ".join(step[:2]) + ": " + r.stderr[-500:])
+            return
+    p = lambda name: os.path.join(d, name)  # noqa: E731
+    h = Harness(bin_dir, work, "mtls", ["--tokens", tokens, "--tls-cert", p("server.pem"),
+                                        "--tls-key", p("server.key"), "--tls-client-ca",
+                                        p("ca.pem")])
+    try:
+        def fetch(with_cert):
+            context = ssl.create_default_context(cafile=p("ca.pem"))
+            if with_cert:
+                context.load_cert_chain(p("client.pem"), p("client.key"))
+            conn = http.client.HTTPSConnection("127.0.0.1", h.port, timeout=60, context=context)
+            conn.request("GET", "/", headers={"Authorization": "Bearer " + token})
+            resp = conn.getresponse()
+            return resp.status, resp.read().decode()
+
+        status, body = fetch(True)
+        check(status == 200 and "Devices" in body,
+              "mutual TLS: with a client certificate the CA signed, the node page")
+        try:
+            status, _ = fetch(False)
+            refused = False
+        except (ssl.SSLError, http.client.HTTPException, OSError):
+            refused = True
+        check(refused, "mutual TLS: without a client certificate, no page even with a token")
+    finally:
+        h.stop()
 
 
 def rendering_checks(bin_dir, data, work, shots):
@@ -293,7 +345,7 @@ def main():
         tls_checks(bin_dir, work)
         rendering_checks(bin_dir, data, work, shots)
         if failures:
-            for name in ("secured.log", "tls.log", "open.log"):
+            for name in ("secured.log", "tls.log", "mtls.log", "open.log"):
                 path = os.path.join(work, name)
                 if os.path.exists(path):
                     print(f"--- {name}\n" + open(path).read()[-3000:])
