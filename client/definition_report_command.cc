@@ -9,14 +9,13 @@
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/definition_report.h"
+#include "client/report_runs.h"
 #include "harness/common/files.h"
 #include "harness/model/unknown_definition.h"
 
 namespace kiln::cli {
 
 namespace {
-
-constexpr int kRunsPageSize = 1000;
 
 int UsageFailure(Console& console, const std::string& message) {
   console.err << "kiln report: " << message << "\n";
@@ -32,35 +31,6 @@ grpc::Status RegisteredDefinitions(Connection& connection, std::vector<std::stri
       connection.stub().ListDefinitions(&context, v1::ListDefinitionsRequest(), &response);
   for (const v1::DefinitionSummary& d : response.definitions()) names->push_back(d.name());
   return status;
-}
-
-// Every finished run of `definition` timed in `mode` (the summaries say both), all pages.
-grpc::Status ListCandidateRuns(Connection& connection, const std::string& definition,
-                               const std::string& mode, std::vector<v1::RunSummary>* runs,
-                               SkippedRuns* skipped) {
-  v1::ListRunsRequest request;
-  request.set_definition(definition);
-  request.set_limit(kRunsPageSize);
-  do {
-    grpc::ClientContext context;
-    connection.Prepare(&context, kDefaultCallTimeoutS);
-    v1::ListRunsResponse page;
-    grpc::Status status = connection.stub().ListRuns(&context, request, &page);
-    if (!status.ok()) return status;
-    for (const v1::RunSummary& r : page.runs()) {
-      if (r.state() != v1::RUN_DONE) {
-        ++skipped->unfinished;
-      } else if (r.principal() == "kiln") {
-        ++skipped->harness_checks;  // the harness's own check of the reference
-      } else if (r.mode() != mode) {
-        ++skipped->other_mode;
-      } else {
-        runs->push_back(r);
-      }
-    }
-    request.set_page_token(page.next_page_token());
-  } while (!request.page_token().empty());
-  return grpc::Status::OK;
 }
 
 }  // namespace
@@ -104,26 +74,15 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
   }
 
   SkippedRuns skipped;
-  std::vector<v1::RunSummary> summaries;
-  if (grpc::Status s =
-          ListCandidateRuns(connection, options.definition, options.mode, &summaries, &skipped);
+  std::vector<v1::Run> runs;
+  if (grpc::Status s = FetchReportRuns(
+          connection.stub(),
+          [&connection](grpc::ClientContext* context) {
+            connection.Prepare(context, kDefaultCallTimeoutS);
+          },
+          options.definition, options.mode, &runs, &skipped);
       !s.ok()) {
     return connection.Fail(s, console);
-  }
-  std::vector<v1::Run> runs;
-  for (const v1::RunSummary& summary : summaries) {
-    v1::GetRunRequest request;
-    request.set_run_id(summary.run_id());
-    grpc::ClientContext context;
-    connection.Prepare(&context, kDefaultCallTimeoutS);
-    v1::Run run;
-    grpc::Status s = connection.stub().GetRun(&context, request, &run);
-    if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-      ++skipped.unreadable;  // a team reads its own runs only
-      continue;
-    }
-    if (!s.ok()) return connection.Fail(s, console);
-    runs.push_back(std::move(run));
   }
   absl::StatusOr<DefinitionReport> report = BuildDefinitionReport(runs, options, skipped);
   if (!report.ok()) return UsageFailure(console, std::string(report.status().message()));

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/definition_report.h"
+#include "client/report_runs.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/web_pages.h"
 
@@ -241,6 +243,46 @@ class WebConsoleImpl final : public WebConsole {
                                  ToJson(board), "}"));
       }
       Html(res, 200, name, "definitions", web::DefinitionBody(detail, board), token);
+    });
+    // The definition report (kiln report DEFINITION): fast_p curves and per-workload speedups of
+    // every team's counted run, from every run of the definition the viewer may read.
+    server_->Get(R"(/definitions/([^/]+)/report)", [this](const httplib::Request& req,
+                                                          httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      cli::DefinitionReportOptions options;
+      options.definition = req.matches[1];
+      options.mode = req.get_param_value("mode");
+      if (req.get_param_value("rule") == "best") options.rule = cli::Rule::kBest;
+      std::string baseline = req.has_param("baseline") ? req.get_param_value("baseline")
+                                                       : std::string("reference");
+      if (options.mode.empty()) {
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::NodeInfo node;
+        grpc::Status s = stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+        if (!s.ok()) return Fail(req, res, s, "definitions", token);
+        options.mode = node.default_mode();
+      }
+      if (absl::StartsWith(baseline, "solution:")) options.baselines.push_back(baseline);
+      std::vector<v1::Run> runs;
+      cli::SkippedRuns skipped;
+      grpc::Status s = cli::FetchReportRuns(
+          *stub_, [&](grpc::ClientContext* context) { Prepare(context, token); },
+          options.definition, options.mode, &runs, &skipped);
+      if (!s.ok()) return Fail(req, res, s, "definitions", token);
+      absl::StatusOr<cli::DefinitionReport> report =
+          cli::BuildDefinitionReport(runs, options, skipped);
+      if (!report.ok()) {
+        return Fail(req, res,
+                    grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 std::string(report.status().message())),
+                    "definitions", token);
+      }
+      if (WantsJson(req)) return Json(res, 200, cli::DefinitionReportJson(*report, baseline).dump());
+      Html(res, 200, absl::StrCat(options.definition, ": report"), "definitions",
+           web::ReportBody(options.definition, cli::DefinitionReportSvg(*report, baseline),
+                           cli::DefinitionReportText(*report, baseline)),
+           token);
     });
     server_->Get("/runs", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string token = TokenOf(req);

@@ -267,7 +267,8 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
   std::string out = absl::StrCat("<p>", Escape(d.op_type()), " &middot; ",
                                  detail.summary().workload_count(), " workloads &middot; ",
                                  "<a href=\"/runs?definition=", Escape(d.name()),
-                                 "\">its runs</a></p>\n");
+                                 "\">its runs</a> &middot; <a href=\"/definitions/",
+                                 Escape(d.name()), "/report\">report (fast_p curves)</a></p>\n");
   if (!d.description().empty()) absl::StrAppend(&out, "<p>", Escape(d.description()), "</p>\n");
   absl::StrAppend(&out, "<h2>Leaderboard (", Escape(board.rule()), ", mode ",
                   Escape(board.mode()), ")</h2>\n");
@@ -449,6 +450,16 @@ std::string RunBody(const v1::Run& run) {
     absl::StrAppend(&out, "<h2>Compiler output</h2><pre>", Escape(run.compile_log()), "</pre>\n");
   }
   return out;
+}
+
+std::string ReportBody(const std::string& definition, const std::string& svg,
+                       const std::string& text) {
+  // The SVG is kiln's own rendering (client/definition_report_svg.cc escapes what it draws).
+  return absl::StrCat("<p>Every team's counted run of ", DefinitionLink(definition),
+                      " (as kiln report computes it; docs/report.md has the formulas). ",
+                      "<a href=\"?rule=best\">best runs</a> &middot; <a href=\"?\">latest "
+                      "runs</a></p>\n<div class=\"report\">", svg, "</div>\n<pre>", Escape(text),
+                      "</pre>\n");
 }
 
 std::string LoginBody(const std::string& message) {

@@ -26,6 +26,9 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
 // One page of runs; `query` is the page's query string without page_token (for the next link).
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query);
 std::string RunBody(const v1::Run& run);
+// A definition report: its SVG (fast_p curves, per-workload speedups) and its text.
+std::string ReportBody(const std::string& definition, const std::string& svg,
+                       const std::string& text);
 // The login form; `message` says why it is shown ("" when asked for).
 std::string LoginBody(const std::string& message);
 // An error page's body: the status name and message.

@@ -305,6 +305,9 @@ def rendering_checks(bin_dir, data, work, shots):
         bars = re.findall(r'<rect class="bar"[^>]* width="([0-9.]+)"', dom)
         check(len(bars) == 1 and float(bars[0]) > 10, f"leaderboard: one score bar drawn {bars}")
         check(colour_pixels(img, CANDIDATE) > 500, "leaderboard: the bar is seen in the pixels")
+        dom, img = page("/definitions/scale_add_f32/report?rule=best", "report", 1400)
+        check("fast_p" in dom and colour_pixels(img, CANDIDATE) > 200,
+              "report page: the fast_p curve and speedup bars are drawn")
         dom, img = page("/runs/" + good, "run", 1100)
         boxes = re.findall(r'<rect class="box"[^>]* width="([0-9.]+)"', dom)
         check(len(boxes) == 6 and all(float(w) >= 2 for w in boxes),

@@ -160,7 +160,17 @@ TEST_CASE("kiln report scores each team's latest run, and with --best its best P
           Approx(reference[uuid]).epsilon(1e-9));
   }
   REQUIRE(j["competitors"].size() == 2);
-  CHECK(j["competitors"][0]["name"] == "team-red");  // passed both workloads: the higher score
+  // Ranked by score. team-red passed both workloads and team-blue one, with the same code as
+  // team-red's there, so team-red usually leads; on a loaded machine team-blue's one speedup can
+  // still come out larger than team-red's two together, so the order is checked against the
+  // scores the measurements give.
+  auto expected_score = [&](const std::string& team) {
+    double sum = 0;
+    for (const auto& [uuid, latency] : best[team]) sum += reference[uuid] / latency;
+    return sum / 2;
+  };
+  CHECK(j["competitors"][0]["name"] ==
+        (expected_score("team-red") >= expected_score("team-blue") ? "team-red" : "team-blue"));
   for (const json& c : j["competitors"]) {
     const std::string team = c["name"];
     INFO(team);
@@ -184,7 +194,9 @@ TEST_CASE("kiln report scores each team's latest run, and with --best its best P
     CHECK(c["fast_p"]["reference"]["0.0"].get<double>() == Approx(best[team].size() / 2.0));
     CHECK(c["fast_p"]["torch_eager"].is_null());
   }
-  CHECK(j["competitors"][0]["runs"] == 2);
+  for (const json& c : j["competitors"]) {
+    CHECK(c["runs"] == (c["name"] == "team-red" ? 2 : 1));
+  }
 
   std::ifstream svg_file(svg_path);
   REQUIRE(svg_file.good());
