@@ -19,7 +19,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libsqlite3-dev libssl-dev nlohmann-json3-dev catch2
   bubblewrap libseccomp-dev patchelf
-  libyaml-cpp-dev libcurl4-openssl-dev prometheus-cpp-dev libcpp-httplib-dev
+  libyaml-cpp-dev libcurl4-openssl-dev prometheus-cpp-dev libcpp-httplib-dev libdtl-dev
   clang libclang-rt-dev openssl
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
   python3 python3-torch

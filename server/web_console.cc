@@ -15,6 +15,7 @@
 #include "client/definition_report.h"
 #include "client/report_runs.h"
 #include "kiln/v1/harness.grpc.pb.h"
+#include "server/source_diff.h"
 #include "server/web_pages.h"
 
 namespace kiln {
@@ -142,6 +143,29 @@ class WebConsoleImpl final : public WebConsole {
   void Prepare(grpc::ClientContext* context, const std::string& token) const {
     context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     if (!token.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  }
+
+  // The run of the same principal and definition created just before `run` ("" when none, or
+  // when the listing fails).
+  std::string PreviousRun(const v1::Run& run, const std::string& token) const {
+    v1::ListRunsRequest request;
+    request.set_definition(run.definition());
+    request.set_principal(run.principal());
+    request.set_exclude_reference_checks(true);
+    request.set_limit(1000);
+    bool found = false;
+    do {
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::ListRunsResponse page;
+      if (!stub_->ListRuns(&context, request, &page).ok()) return "";
+      for (const v1::RunSummary& r : page.runs()) {  // newest first
+        if (found) return r.run_id();
+        found = r.run_id() == run.run_id();
+      }
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    return "";
   }
 
   std::string Viewer(const std::string& token) const {
@@ -342,7 +366,25 @@ class WebConsoleImpl final : public WebConsole {
       grpc::Status s = stub_->GetRun(&context, request, &run);
       if (!s.ok()) return Fail(req, res, s, "runs", token);
       if (WantsJson(req)) return Json(res, 200, ToJson(run));
-      Html(res, 200, absl::StrCat("Run ", run.run_id()), "runs", web::RunBody(run), token);
+      std::string body = web::RunBody(run);
+      // The same principal's previous run of the definition, and what changed in the sources.
+      std::string previous = PreviousRun(run, token);
+      std::string diff;
+      if (!previous.empty()) {
+        grpc::ClientContext before_context;
+        Prepare(&before_context, token);
+        v1::GetRunRequest before_request;
+        before_request.set_run_id(previous);
+        before_request.set_include_sources(true);
+        v1::Run before;
+        if (stub_->GetRun(&before_context, before_request, &before).ok()) {
+          diff = web::UnifiedSourceDiff(before.solution(), run.solution());
+        } else {
+          previous.clear();
+        }
+      }
+      absl::StrAppend(&body, web::DiffSection(previous, diff));
+      Html(res, 200, absl::StrCat("Run ", run.run_id()), "runs", body, token);
     });
     server_->Get("/login", [this](const httplib::Request&, httplib::Response& res) {
       Html(res, 200, "Log in", "", web::LoginBody(""), "");

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "harness/model/dtype.h"
 
 namespace kiln::web {
@@ -24,6 +26,7 @@ th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#eef0f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .PASSED{color:#13795b;font-weight:600}.REJECTED,.INCORRECT_NUMERICAL,.INCORRECT_SHAPE,
 .INCORRECT_DTYPE,.RUNTIME_ERROR,.COMPILE_ERROR,.TIMEOUT{color:#b42318;font-weight:600}
+.diff .add{color:#13795b}.diff .del{color:#b42318}.diff .hunk{color:#5b6474}
 pre{background:#fff;border:1px solid #dde1e8;padding:8px;overflow:auto;max-height:480px}
 .note{color:#5b6474}.warn{color:#b54708}svg{background:#fff;border:1px solid #dde1e8}
 )css";
@@ -450,6 +453,27 @@ std::string RunBody(const v1::Run& run) {
     absl::StrAppend(&out, "<h2>Compiler output</h2><pre>", Escape(run.compile_log()), "</pre>\n");
   }
   return out;
+}
+
+std::string DiffSection(const std::string& previous_run_id, const std::string& diff) {
+  if (previous_run_id.empty()) {
+    return "<h2>Changes</h2><p class=\"note\">The first run of this principal on this "
+           "definition.</p>\n";
+  }
+  std::string out = absl::StrCat("<h2>Changes since ", RunLink(previous_run_id),
+                                 " (this principal's previous run of the definition)</h2>\n");
+  if (diff.empty()) return out + "<p class=\"note\">The same sources.</p>\n";
+  absl::StrAppend(&out, "<pre class=\"diff\">");
+  for (absl::string_view line : absl::StrSplit(diff, '\n')) {
+    const char* cls = absl::StartsWith(line, "+++") || absl::StartsWith(line, "---") ? "hunk"
+                      : absl::StartsWith(line, "+")                                  ? "add"
+                      : absl::StartsWith(line, "-")                                  ? "del"
+                      : absl::StartsWith(line, "@@")                                 ? "hunk"
+                                                                                     : nullptr;
+    absl::StrAppend(&out, cls ? absl::StrCat("<span class=\"", cls, "\">") : "", Escape(std::string_view(line.data(), line.size())),
+                    cls ? "</span>" : "", "\n");
+  }
+  return out + "</pre>\n";
 }
 
 std::string ReportBody(const std::string& definition, const std::string& svg,

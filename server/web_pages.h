@@ -26,6 +26,9 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
 // One page of runs; `query` is the page's query string without page_token (for the next link).
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query);
 std::string RunBody(const v1::Run& run);
+// The run's sources against the same principal's previous run of the definition (`diff`: a
+// unified diff, "" when the sources are the same); `previous_run_id` empty: there is none.
+std::string DiffSection(const std::string& previous_run_id, const std::string& diff);
 // A definition report: its SVG (fast_p curves, per-workload speedups) and its text.
 std::string ReportBody(const std::string& definition, const std::string& svg,
                        const std::string& text);

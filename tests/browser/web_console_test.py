@@ -316,9 +316,13 @@ def rendering_checks(bin_dir, data, work, shots):
               "run page: candidate and reference boxes are seen in the pixels")
         check("PASSED" in dom and "kernel.cc" in dom and "Stages" in dom,
               "run page: verdict, stages and the source")
+        check("The first run of this principal" in dom, "the first run has nothing to diff")
         dom, img = page("/runs/" + bad, "run_failed", 900)
         check("Why:" in dom and "integrity.unwritten_output" in dom and "REJECTED" in dom,
               "a rejected run says why")
+        check(f'Changes since <a href="/runs/{good}">' in dom and '<span class="add">+' in dom
+              and '<span class="del">-' in dom,
+              "a run shows its source diff against the same principal's previous run")
         check(not re.search(r'REJECTED</span></td><td class="num">[^<]*</td><td class="num">'
                             r'[^<]*</td><td class="num">[0-9.]+x', dom),
               "a rejected workload claims no speedup")

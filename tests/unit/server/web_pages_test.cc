@@ -6,6 +6,10 @@
 #include <catch2/catch.hpp>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "server/source_diff.h"
 
 namespace kiln::web {
 namespace {
@@ -126,6 +130,39 @@ TEST_CASE("web pages: a page of runs links the next page with the same filters")
   runs.clear_next_page_token();
   CHECK(RunsBody(runs, "").find("next page") == std::string::npos);
   CHECK_THAT(RunsBody(v1::ListRunsResponse(), ""), Catch::Contains("No runs match."));
+}
+
+}  // namespace
+}  // namespace kiln::web
+
+namespace kiln::web {
+namespace {
+
+v1::Solution Sources(const std::vector<std::pair<std::string, std::string>>& files) {
+  v1::Solution s;
+  for (const auto& [path, content] : files) {
+    v1::SourceFile* f = s.add_sources();
+    f->set_path(path);
+    f->set_content(content);
+  }
+  return s;
+}
+
+TEST_CASE("web pages: the source diff against the previous run, file by file") {
+  const v1::Solution before = Sources({{"k.cc", "a\nb\nc\n"}, {"old.h", "x\n"}});
+  const v1::Solution after = Sources({{"k.cc", "a\nB\nc\n"}, {"new.h", "y\n"}});
+  const std::string diff = UnifiedSourceDiff(before, after);
+  CHECK_THAT(diff, Catch::Contains("--- a/k.cc\n+++ b/k.cc\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"));
+  CHECK_THAT(diff, Catch::Contains("--- /dev/null\n+++ b/new.h\n"));
+  CHECK_THAT(diff, Catch::Contains("+y\n"));
+  CHECK_THAT(diff, Catch::Contains("--- a/old.h\n+++ /dev/null\n"));
+  CHECK_THAT(diff, Catch::Contains("-x\n"));
+  CHECK(UnifiedSourceDiff(before, before).empty());
+  const std::string html = DiffSection("01prev", diff);
+  CHECK_THAT(html, Catch::Contains("<span class=\"del\">-b</span>"));
+  CHECK_THAT(html, Catch::Contains("<span class=\"add\">+B</span>"));
+  CHECK_THAT(DiffSection("01prev", ""), Catch::Contains("The same sources."));
+  CHECK_THAT(DiffSection("", ""), Catch::Contains("The first run"));
 }
 
 }  // namespace
