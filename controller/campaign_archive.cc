@@ -394,6 +394,16 @@ absl::StatusOr<std::vector<CandidateRow>> CampaignArchive::CandidatesOfRequest(i
   return ReadAll<CandidateRow>(s, ReadCandidate);
 }
 
+absl::StatusOr<std::vector<CandidateRow>> CampaignArchive::Candidates(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ARCHIVE_ASSIGN_OR_RETURN(
+      Statement s, conn_->Prepare(absl::StrCat("SELECT ", kCandidateColumns,
+                                               " FROM candidates WHERE campaign_id=?1 ORDER BY "
+                                               "round, created_unix_ms, rowid")));
+  s.BindText(1, id);
+  return ReadAll<CandidateRow>(s, ReadCandidate);
+}
+
 absl::Status CampaignArchive::UpdateCandidate(const CandidateRow& r) {
   std::lock_guard<std::mutex> lock(mu_);
   ARCHIVE_ASSIGN_OR_RETURN(

@@ -116,6 +116,8 @@ class CampaignArchive {
   absl::StatusOr<std::optional<CandidateRow>> GetCandidate(const std::string& id,
                                                            const std::string& hash);
   absl::StatusOr<std::vector<CandidateRow>> CandidatesOfRequest(int64_t request_id);
+  // Every candidate of the campaign, by round, oldest first.
+  absl::StatusOr<std::vector<CandidateRow>> Candidates(const std::string& id);
   [[nodiscard]] absl::Status UpdateCandidate(const CandidateRow& row);
 
   // Inserts or replaces the evaluation of (campaign, hash, purpose).

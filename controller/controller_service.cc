@@ -66,6 +66,32 @@ void ControllerService::OnHarnessState(const HarnessHealth& health) {
   }
 }
 
+void ControllerService::AddRoundsAndCandidates(const std::string& id, v1::Campaign* campaign) {
+  if (auto rounds = archive_.Rounds(id); rounds.ok()) {
+    for (const std::vector<std::string>& r : *rounds) {
+      v1::RoundSummary* out = campaign->add_rounds();
+      out->set_round(std::stoi(r.at(0)));
+      out->set_pass(r.at(1));
+      out->set_agent(r.at(2));
+      out->set_direction(r.at(3));
+      out->set_outcome(r.at(4));
+    }
+  }
+  if (auto candidates = archive_.Candidates(id); candidates.ok()) {
+    for (const CandidateRow& c : *candidates) {
+      v1::CandidateSummary* out = campaign->add_candidates();
+      out->set_hash(c.hash);
+      out->set_round(c.round);
+      out->set_agent(c.agent);
+      nlohmann::json solution = nlohmann::json::parse(c.solution_json, nullptr, false);
+      if (solution.is_object()) out->set_solution_name(solution.value("name", ""));
+      out->set_state(c.state);
+      out->set_status(c.status);
+      out->set_mean_latency_ms(c.mean_latency_ms);
+    }
+  }
+}
+
 void ControllerService::AddHarnesses(const std::string& id, v1::Campaign* campaign) {
   std::map<std::string, std::pair<int, int>> counts;  // harness -> verdicts, given up
   if (absl::StatusOr<std::vector<AttemptRow>> attempts = archive_.Attempts(id); attempts.ok()) {
@@ -241,6 +267,7 @@ grpc::Status ControllerService::GetCampaign(grpc::ServerContext* context,
   if (!view.ok()) return ToGrpc(view.status());
   *response = *view;
   AddHarnesses(row->id, response);
+  AddRoundsAndCandidates(row->id, response);
   return grpc::Status::OK;
 }
 

@@ -65,6 +65,8 @@ class ControllerService final : public v1::Controller::Service {
   void OnHarnessState(const HarnessHealth& health);
   // The pool's view of each harness, with what campaign `id` ran there.
   void AddHarnesses(const std::string& id, v1::Campaign* campaign);
+  // Every round and candidate of campaign `id`.
+  void AddRoundsAndCandidates(const std::string& id, v1::Campaign* campaign);
   void Notify(const std::string& id);
 
   CampaignArchive& archive_;

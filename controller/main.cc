@@ -30,6 +30,7 @@
 #include "server/authenticator.h"
 #include "server/server_credentials.h"
 #include "server/token_file.h"
+#include "server/web_console.h"
 
 namespace {
 
@@ -48,6 +49,7 @@ constexpr char kUsage[] =
     "                            WITHOUT --tokens: loopback only, every caller is an operator.\n"
     "  --tls-cert FILE --tls-key FILE   serve TLS; --tls-client-ca FILE requires client certs\n"
     "  --allow-insecure-remote   allow plaintext on a non-loopback address (tokens in clear)\n"
+    "  --http-listen HOST:PORT   the read-only web console (campaigns), same tokens and TLS\n"
     "Towards the harnesses:\n"
     "  --harness-token-file FILE the bearer token to send (else $KILN_HARNESS_TOKEN)\n"
     "  --harness-tls-ca FILE     connect with TLS, trusting this PEM CA certificate\n"
@@ -70,7 +72,7 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   std::string listen, data_dir, harness, harness_token_file, harness_ca, harness_cert,
-      harness_key;
+      harness_key, http_listen;
   kiln::ListenAccess access;
   kiln::controller::PoolOptions pool_options;
   for (int i = 1; i < argc; ++i) {
@@ -97,6 +99,8 @@ int main(int argc, char** argv) {
       listen = value;
     } else if (name == "--data-dir") {
       data_dir = value;
+    } else if (name == "--http-listen") {
+      http_listen = value;
     } else if (name == "--harness") {
       harness = value;
     } else if (name == "--tokens") {
@@ -187,11 +191,33 @@ int main(int argc, char** argv) {
   if (server == nullptr || port == 0) return Fail("cannot listen on " + listen);
   std::string host = listen.substr(0, listen.rfind(':'));
   std::printf("kiln-controller listening on %s:%d\n", host.c_str(), port);
+  std::unique_ptr<kiln::WebConsole> console;
+  if (!http_listen.empty()) {
+    // The gRPC port's rule: a non-loopback address needs tokens, and TLS unless allowed plaintext.
+    if (!kiln::IsLoopbackListen(http_listen) &&
+        (access.tokens_file.empty() || (access.tls_cert.empty() && !access.allow_insecure_remote))) {
+      return Fail("--http-listen " + http_listen +
+                  " is not a loopback address: the web console needs --tokens there, and TLS "
+                  "(--tls-cert/--tls-key) or --allow-insecure-remote");
+    }
+    kiln::WebConsoleOptions options;
+    options.listen = http_listen;
+    options.tls_cert = access.tls_cert;
+    options.tls_key = access.tls_key;
+    options.tls_client_ca = access.tls_client_ca;
+    options.open = access.tokens_file.empty();
+    options.controller = true;
+    auto started = kiln::WebConsole::Start(options, server->InProcessChannel(grpc::ChannelArguments()));
+    if (!started.ok()) return Fail(std::string(started.status().message()));
+    console = *std::move(started);
+    std::printf("kiln-controller web console on %s\n", console->url().c_str());
+  }
   std::fflush(stdout);
   service.ResumeAll();
 
   while (sem_wait(&stop_requested) != 0) {
   }
+  if (console != nullptr) console->Stop();
   service.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;

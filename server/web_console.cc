@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "client/definition_report.h"
 #include "client/report_runs.h"
+#include "kiln/v1/controller.grpc.pb.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/source_diff.h"
 #include "server/web_pages.h"
@@ -80,7 +81,10 @@ std::string CodeName(grpc::StatusCode code) {
 class WebConsoleImpl final : public WebConsole {
  public:
   WebConsoleImpl(const WebConsoleOptions& options, std::shared_ptr<grpc::Channel> channel)
-      : options_(options), stub_(v1::Harness::NewStub(std::move(channel))) {
+      : options_(options),
+        site_(options.controller ? web::Site::kController : web::Site::kHarness),
+        stub_(v1::Harness::NewStub(channel)),
+        controller_(v1::Controller::NewStub(channel)) {
     tls_ = !options.tls_cert.empty() && !options.tls_key.empty();
     if (tls_) {
       // Mutual TLS as on the gRPC port: a browser without a certificate the CA signed gets no
@@ -125,7 +129,12 @@ class WebConsoleImpl final : public WebConsole {
           absl::StrCat("--http-listen: cannot listen on ", options_.listen));
     }
     port_ = port;
-    Routes();
+    if (options_.controller) {
+      ControllerRoutes();
+    } else {
+      Routes();
+    }
+    SessionRoutes();
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     return absl::OkStatus();
   }
@@ -185,7 +194,7 @@ class WebConsoleImpl final : public WebConsole {
             const std::string& body, const std::string& token) const {
     Headers(res);
     res.status = status;
-    res.set_content(web::Page(title, nav, body, Viewer(token)), "text/html; charset=utf-8");
+    res.set_content(web::Page(title, nav, body, Viewer(token), site_), "text/html; charset=utf-8");
   }
 
   void Json(httplib::Response& res, int status, const std::string& json) const {
@@ -386,6 +395,10 @@ class WebConsoleImpl final : public WebConsole {
       absl::StrAppend(&body, web::DiffSection(previous, diff));
       Html(res, 200, absl::StrCat("Run ", run.run_id()), "runs", body, token);
     });
+  }
+
+  // /login (the form, and its POST setting the cookie) and /logout.
+  void SessionRoutes() {
     server_->Get("/login", [this](const httplib::Request&, httplib::Response& res) {
       Html(res, 200, "Log in", "", web::LoginBody(""), "");
     });
@@ -394,11 +407,8 @@ class WebConsoleImpl final : public WebConsole {
       if (!PlausibleToken(token)) {
         return Html(res, 400, "Log in", "", web::LoginBody("That is not a token."), "");
       }
-      // Known to the harness? GetNodeInfo answers any principal.
-      grpc::ClientContext context;
-      Prepare(&context, token);
-      v1::NodeInfo node;
-      grpc::Status s = stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+      // Known to the service? GetNodeInfo (ListCampaigns) answers any principal.
+      grpc::Status s = CheckToken(token);
       if (!s.ok()) return Fail(req, res, s, "", token);
       Headers(res);
       res.set_header("Set-Cookie", absl::StrCat(kCookie, "=", token,
@@ -414,8 +424,52 @@ class WebConsoleImpl final : public WebConsole {
     });
   }
 
+  grpc::Status CheckToken(const std::string& token) const {
+    grpc::ClientContext context;
+    Prepare(&context, token);
+    if (options_.controller) {
+      v1::ListCampaignsRequest request;
+      request.set_limit(1);
+      v1::ListCampaignsResponse response;
+      return controller_->ListCampaigns(&context, request, &response);
+    }
+    v1::NodeInfo node;
+    return stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+  }
+
+  void ControllerRoutes() {
+    server_->Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::ListCampaignsRequest request;
+      request.set_limit(200);
+      v1::ListCampaignsResponse list;
+      grpc::Status s = controller_->ListCampaigns(&context, request, &list);
+      if (!s.ok()) return Fail(req, res, s, "campaigns", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(list));
+      Html(res, 200, "Campaigns", "campaigns", web::CampaignsBody(list), token);
+    });
+    server_->Get(R"(/campaigns/([^/]+))", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      grpc::ClientContext context;
+      Prepare(&context, token);
+      v1::GetCampaignRequest request;
+      request.set_campaign_id(req.matches[1]);
+      v1::Campaign campaign;
+      grpc::Status s = controller_->GetCampaign(&context, request, &campaign);
+      if (!s.ok()) return Fail(req, res, s, "campaigns", token);
+      if (WantsJson(req)) return Json(res, 200, ToJson(campaign));
+      Html(res, 200, absl::StrCat("Campaign ", campaign.campaign_id()), "campaigns",
+           web::CampaignBody(campaign), token);
+    });
+  }
+
   WebConsoleOptions options_;
+  web::Site site_;
   std::unique_ptr<v1::Harness::Stub> stub_;
+  std::unique_ptr<v1::Controller::Stub> controller_;
   bool tls_ = false;
   std::unique_ptr<httplib::Server> server_;
   std::string host_;

@@ -1,4 +1,5 @@
-// kiln-harness --http-listen: a read-only web console over the harness's own RPCs.
+// kiln-harness --http-listen (and kiln-controller --http-listen): a read-only web console over
+// the service's own RPCs.
 //
 // Every page is one or two kiln.v1.Harness calls made through an in-process channel to the
 // harness's gRPC server, with the viewer's token as the call's "authorization: Bearer" metadata:
@@ -24,6 +25,9 @@ struct WebConsoleOptions {
   std::string tls_cert, tls_key;    // PEM files; both set: HTTPS
   std::string tls_client_ca;        // PEM file; set: browsers must present a certificate it signed
   bool open = true;                 // no tokens: every viewer is the operator 'local'
+  // Which service `channel` reaches: kiln.v1.Harness (node, definitions, runs) or
+  // kiln.v1.Controller (campaigns).
+  bool controller = false;
 };
 
 class WebConsole {

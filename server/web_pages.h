@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "kiln/v1/controller.pb.h"
 #include "kiln/v1/harness.pb.h"
 
 namespace kiln::web {
@@ -16,8 +17,9 @@ std::string Escape(std::string_view text);
 
 // A whole page: `title`, the navigation (with `nav` marked current: node | definitions | runs),
 // `body` (HTML), and who is looking (`viewer`: "ops (operator)"; empty: no login form link).
+enum class Site { kHarness, kController };
 std::string Page(const std::string& title, const std::string& nav, const std::string& body,
-                 const std::string& viewer);
+                 const std::string& viewer, Site site = Site::kHarness);
 
 std::string NodeBody(const v1::NodeInfo& node);
 std::string DefinitionsBody(const v1::ListDefinitionsResponse& list);
@@ -29,6 +31,15 @@ std::string RunBody(const v1::Run& run);
 // The run's sources against the same principal's previous run of the definition (`diff`: a
 // unified diff, "" when the sources are the same); `previous_run_id` empty: there is none.
 std::string DiffSection(const std::string& previous_run_id, const std::string& diff);
+// kiln-controller's pages: every campaign; one campaign (its best latency per round, budget
+// burn-down, promotions, rounds, candidates' verdicts, harnesses), from GetCampaign.
+std::string CampaignsBody(const v1::ListCampaignsResponse& list);
+std::string CampaignBody(const v1::Campaign& campaign);
+// The incumbent's latency after each round (baseline at round 0, then each promotion) as a step
+// line on a log axis. Empty when the campaign has no latency yet.
+std::string BestLatencyChart(const v1::Campaign& campaign);
+// Each budget limit the campaign has, with how much of it is used, as bars.
+std::string BudgetChart(const v1::Campaign& campaign);
 // A definition report: its SVG (fast_p curves, per-workload speedups) and its text.
 std::string ReportBody(const std::string& definition, const std::string& svg,
                        const std::string& text);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kiln-harness's web console as its users see it.
+"""kiln-harness's and kiln-controller's web consoles as their users see them.
 
 usage: web_console_test.py BIN_DIR DATA_DIR [SCREENSHOT_DIR]
 
@@ -10,6 +10,8 @@ Starts two real kiln-harness processes (host backend) with --http-listen:
   renders: each page's text is checked in the DOM Chromium built, and its screenshot in pixels;
   the run page's latency chart and the leaderboard's score chart must draw their boxes and bars
   (a test that fails when a chart is empty).
+Then a kiln-controller with --http-listen runs a short sweep campaign on a third harness, and its
+campaign page must draw the best-latency line and the budget bars.
 Screenshots go to SCREENSHOT_DIR when given (docs/images/ holds copies).
 """
 import hashlib
@@ -134,7 +136,8 @@ def access_checks(bin_dir, data, work):
         ops, red, blue = (tokens[n][1] for n in ("ops", "red", "blue"))
         r = kiln(bin_dir, h.address, ops, "defs", "add", os.path.join(data, "scale_add_f32.json"),
                  "--workloads", os.path.join(data, "scale_add_f32_single.jsonl"))
-        check(r.returncode == 0, "the operator registers scale_add_f32: " + r.stderr[-300:])
+        check(r.returncode == 0, "the operator registers scale_add_f32" +
+              ("" if r.returncode == 0 else ": " + r.stderr[-300:]))
         red_run = submit(bin_dir, h.address, red, os.path.join(data, "solutions/correct.json"))
         blue_run = submit(bin_dir, h.address, blue, os.path.join(data, "solutions/correct.json"))
         p = h.port
@@ -280,7 +283,8 @@ def rendering_checks(bin_dir, data, work, shots):
     try:
         r = kiln(bin_dir, h.address, None, "defs", "add", os.path.join(data, "scale_add_f32.json"),
                  "--workloads", os.path.join(data, "scale_add_f32.jsonl"))
-        check(r.returncode == 0, "scale_add_f32 registered: " + r.stderr[-300:])
+        check(r.returncode == 0, "scale_add_f32 registered" +
+              ("" if r.returncode == 0 else ": " + r.stderr[-300:]))
         good = submit(bin_dir, h.address, None, os.path.join(data, "solutions/correct.json"))
         bad = submit(bin_dir, h.address, None,
                      os.path.join(data, "solutions/output_not_written"))
@@ -340,6 +344,82 @@ def rendering_checks(bin_dir, data, work, shots):
         h.stop()
 
 
+def controller_checks(bin_dir, data, work, shots):
+    """kiln-controller --http-listen: the campaigns page and one campaign's page, rendered."""
+    browser = find_chromium()
+    if browser is None:
+        print("SKIP controller rendering: no chromium on PATH")
+        return
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(data))))
+    examples = os.path.join(work, "examples")
+    shutil.copytree(os.path.join(root, "controller", "examples"), examples)
+    yaml_path = os.path.join(examples, "sweep-host.yaml")
+    text = open(yaml_path).read().replace("max_candidates: 9", "max_candidates: 3")
+    open(yaml_path, "w").write(text)
+    h = Harness(bin_dir, work, "campaign-harness", [])
+    log = open(os.path.join(work, "controller.log"), "w")
+    proc = subprocess.Popen([os.path.join(bin_dir, "kiln-controller"), "--listen", "127.0.0.1:0",
+                             "--data-dir", os.path.join(work, "controller"), "--harness",
+                             h.address, "--http-listen", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        address = console = None
+        deadline = time.time() + 60
+        while time.time() < deadline and (address is None or console is None):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("kiln-controller listening on "):
+                address = line.split()[-1]
+            if line.startswith("kiln-controller web console on "):
+                console = line.split()[-1]
+        check(console is not None and console.startswith("http://127.0.0.1:"),
+              f"kiln-controller prints its web console's address ({console})")
+        if console is None:
+            return
+        port = int(console.rsplit(":", 1)[1])
+        r = subprocess.run([os.path.join(bin_dir, "kiln"), "campaign", "start", yaml_path,
+                            "--controller", address, "--wait", "--json"],
+                           capture_output=True, text=True, timeout=600)
+        check(r.returncode == 0, "a 3-candidate sweep campaign completes" +
+              ("" if r.returncode == 0 else ": " + r.stderr[-1500:]))
+        campaign_id = json.loads(r.stdout)["campaign_id"]
+        status, _, body = get(port, "/", {"Accept": "application/json"})
+        check(status == 200 and json.loads(body)["campaigns"][0]["campaign_id"] == campaign_id,
+              "the campaigns list as JSON")
+        status, _, body = get(port, "/campaigns/" + campaign_id, {"Accept": "application/json"})
+        detail = json.loads(body)
+        check(status == 200 and len(detail.get("rounds", [])) >= 1 and
+              len(detail.get("candidates", [])) == 4,
+              "a campaign as JSON carries its rounds and its 4 candidates (baseline included)")
+        status, _, _ = get(port, "/campaigns/no-such-campaign")
+        check(status == 404, f"an unknown campaign: 404 ({status})")
+        home = os.path.join(work, "chromium-controller")
+        os.makedirs(home)
+        dom = chromium(browser, home, console + "/", "--dump-dom")
+        check(f'href="/campaigns/{campaign_id}"' in dom, "the campaigns page links the campaign")
+        url = console + "/campaigns/" + campaign_id
+        dom = chromium(browser, home, url, "--dump-dom")
+        png = os.path.join(shots, "campaign.png")
+        chromium(browser, home, url, "--window-size=1200,1600", f"--screenshot={png}")
+        img = Image.open(png).convert("RGB")
+        m = re.search(r'<polyline class="best" points="([^"]+)"', dom)
+        check(m is not None and len(m.group(1).split()) >= 2,
+              "campaign page: the best-latency line is drawn")
+        check(len(re.findall(r'<rect class="used"', dom)) >= 3,
+              "campaign page: the budget bars (candidates, rounds, wall clock, GPU s)")
+        check('class="PASSED"' in dom and "Candidates" in dom and "Rounds" in dom,
+              "campaign page: rounds and candidates' verdicts")
+        check(colour_pixels(img, CANDIDATE) > 500, "campaign page: the charts are seen in pixels")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        h.stop()
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -351,8 +431,10 @@ def main():
         access_checks(bin_dir, data, work)
         tls_checks(bin_dir, work)
         rendering_checks(bin_dir, data, work, shots)
+        controller_checks(bin_dir, data, work, shots)
         if failures:
-            for name in ("secured.log", "tls.log", "mtls.log", "open.log"):
+            for name in ("secured.log", "tls.log", "mtls.log", "open.log",
+                         "campaign-harness.log", "controller.log"):
                 path = os.path.join(work, name)
                 if os.path.exists(path):
                     print(f"--- {name}\n" + open(path).read()[-3000:])

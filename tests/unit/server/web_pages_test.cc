@@ -167,3 +167,53 @@ TEST_CASE("web pages: the source diff against the previous run, file by file") {
 
 }  // namespace
 }  // namespace kiln::web
+
+namespace kiln::web {
+namespace {
+
+TEST_CASE("web pages: a campaign's best latency per round steps down at each promotion, and "
+          "its budget bars show what is used") {
+  v1::Campaign c;
+  c.set_campaign_id("c1");
+  c.set_round(4);
+  CHECK(BestLatencyChart(c).empty());  // nothing measured yet
+  c.set_baseline_latency_ms(2.0);
+  v1::Promotion* p = c.add_promotion_history();
+  p->set_round(2);
+  p->set_latency_ms(0.5);
+  p->set_solution_name("<blocked>");
+  const std::string chart = BestLatencyChart(c);
+  std::smatch m;
+  REQUIRE(std::regex_search(chart, m, std::regex(R"re(class="best" points="([^"]+)")re")));
+  std::vector<std::pair<double, double>> points;
+  std::regex xy(R"(([0-9.]+),([0-9.]+))");
+  const std::string list = m[1];
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), xy); it != std::sregex_iterator();
+       ++it) {
+    points.push_back({std::stod((*it)[1]), std::stod((*it)[2])});
+  }
+  // Baseline from round 0 to 2, then the promotion's latency from round 2 to round 4; latency
+  // grows upwards, so the line steps down (larger y).
+  REQUIRE(points.size() == 4);
+  CHECK(points[0].second == points[1].second);
+  CHECK(points[2].second == points[3].second);
+  CHECK(points[2].second > points[1].second);
+  CHECK(points[1].first == points[2].first);
+  CHECK(points[3].first > points[2].first);
+  CHECK(Count(chart, "class=\"promotion\"") == 1);
+  CHECK_THAT(chart, Catch::Contains("&lt;blocked&gt;"));
+
+  CHECK_THAT(BudgetChart(c), Catch::Contains("No budget limits."));
+  c.mutable_budget()->set_max_candidates(4);
+  c.mutable_budget()->set_max_rounds(10);
+  c.mutable_used()->set_candidates(4);
+  c.mutable_used()->set_rounds(5);
+  const std::string budget = BudgetChart(c);
+  CHECK(Count(budget, "class=\"used\"") == 2);
+  CHECK_THAT(budget, Catch::Contains("4 of 4 (100%)"));
+  CHECK_THAT(budget, Catch::Contains("5 of 10 (50%)"));
+  CHECK_THAT(budget, Catch::Contains("#b42318"));  // a limit reached is drawn red
+}
+
+}  // namespace
+}  // namespace kiln::web
