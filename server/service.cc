@@ -606,6 +606,9 @@ absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
   if (!archived.ok()) return archived.status();
   load.runs_archived = *archived;
   *response = DescribeNode(context_.facts, load);
+  const auto& sandbox = context_.node->sandbox;
+  response->set_sandbox(sandbox != nullptr ? sandbox->Describe()
+                                           : "unconfined: no sandbox on this node");
   // Waits for the node's Python probe (seconds after start at most).
   DescribeLanguages(context_.facts,
                     context_.node->python != nullptr ? &context_.node->python->Get() : nullptr,

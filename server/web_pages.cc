@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "harness/model/dtype.h"
 
 namespace kiln::web {
@@ -165,6 +166,14 @@ std::string NodeBody(const v1::NodeInfo& node) {
                                  Escape(node.default_mode()), " &middot; default backend ",
                                  Escape(node.default_backend()), " &middot; started ",
                                  Time(node.started_unix_ms()), "</p>\n");
+  if (!node.sandbox().empty()) {
+    absl::string_view sandbox = node.sandbox();
+    absl::ConsumePrefix(&sandbox, "sandbox: ");
+    absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ",
+                    Escape(std::string_view(sandbox.data(), sandbox.size())), "</p>\n");
+  }
+  absl::StrAppend(&out, "<p><strong>Profiling:</strong> not available on this harness yet "
+                        "(no Nsight Compute profiles are taken)</p>\n");
   absl::StrAppend(&out, "<h2>Queue</h2><table>", Header({"queued", "running", "runs archived"}),
                   Row({absl::StrCat(node.queue_depth()), absl::StrCat(node.running()),
                        absl::StrCat(node.runs_archived())},

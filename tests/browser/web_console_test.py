@@ -300,7 +300,8 @@ def rendering_checks(bin_dir, data, work, shots):
             return dom, Image.open(png).convert("RGB")
 
         dom, img = page("/", "node", 800)
-        check("Devices" in dom and "host" in dom and "Queue" in dom, "node page: devices, queue")
+        check("Devices" in dom and "host" in dom and "Queue" in dom and "Sandbox:" in dom,
+              "node page: devices, queue, sandbox")
         check(len(set(img.getdata())) > 8, "node page: the screenshot is not blank")
         dom, img = page("/definitions", "definitions", 600)
         check('href="/definitions/scale_add_f32"' in dom, "definitions page links the definition")
