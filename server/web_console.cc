@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -208,9 +209,10 @@ class WebConsoleImpl final : public WebConsole {
             const std::string& nav, const std::string& token) const {
     const int status = HttpStatus(s.error_code());
     if (WantsJson(req)) {
-      Json(res, status,
-           absl::StrCat("{\"error\":{\"code\":\"", CodeName(s.error_code()), "\",\"message\":\"",
-                        web::Escape(s.error_message()), "\"}}"));
+      nlohmann::json error;
+      error["error"]["code"] = CodeName(s.error_code());
+      error["error"]["message"] = s.error_message();
+      Json(res, status, error.dump());
       return;
     }
     if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {

@@ -181,6 +181,15 @@ def access_checks(bin_dir, data, work):
             check(status in (404, 405), f"{method} changes nothing ({status})")
         status, _, body = get(p, "/runs?status=passed", {"Authorization": "Bearer " + ops})
         check(status == 400 and "unknown status" in body, "a bad status filter names the field")
+        odd = 'no"such\\status\n'
+        status, _, body = get(p, "/runs?status=" + urllib.parse.quote(odd),
+                              {"Authorization": "Bearer " + ops, "Accept": "application/json"})
+        try:
+            message = json.loads(body)["error"]["message"]
+        except (ValueError, KeyError):
+            message = None
+        check(status == 400 and message is not None and odd in message,
+              "an error's JSON stays valid whatever the message holds (quotes, backslash, newline)")
     finally:
         h.stop()
 
