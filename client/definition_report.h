@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/json_output.h"
+#include "harness/common/xml_escape.h"
 #include "harness/model/speedup_interval.h"
 #include "kiln/v1/types.pb.h"
 
@@ -190,9 +191,6 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
 // A self-contained SVG: the fast_p curve vs `baseline` of every competitor (p from 0 to at
 // least 2) and the per-workload speedups vs `baseline` as grouped bars on a log scale.
 std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline);
-
-// `text` with &, <, >, " and ' escaped for XML character data and attribute values.
-std::string XmlEscape(std::string_view text);
 
 }  // namespace kiln::cli
 

@@ -291,38 +291,6 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
 
 }  // namespace
 
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 documents.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
-          out += ' ';
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
-
 std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline) {
   const int b = BaselineIndex(report, baseline);
   const size_t bars = std::min(report.competitors.size(), kMaxBarCompetitors);

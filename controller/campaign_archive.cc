@@ -485,7 +485,7 @@ absl::Status CampaignArchive::AddAttempt(const AttemptRow& r) {
   s.BindText(5, r.run_id);
   s.BindText(6, r.outcome);
   s.BindText(7, r.detail);
-  s.BindInt(8, r.started_unix_ms > 0 ? r.started_unix_ms : now);
+  s.BindInt(8, now);
   s.BindInt(9, r.outcome == "running" ? 0 : now);
   return RunWrite(*conn_, s);
 }

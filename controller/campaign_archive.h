@@ -127,7 +127,8 @@ class CampaignArchive {
                                                              const std::string& purpose);
   absl::StatusOr<std::vector<EvaluationRow>> Evaluations(const std::string& id);
 
-  // Records an attempt (started now; finished now unless its outcome is "running").
+  // Records an attempt started now (its started_unix_ms and finished_unix_ms are set here:
+  // finished now unless its outcome is "running").
   [[nodiscard]] absl::Status AddAttempt(const AttemptRow& row);
   // Ends the running attempt of `run_id` on `harness`; NOT_FOUND when there is none.
   [[nodiscard]] absl::Status EndAttempt(const std::string& id, const std::string& harness,

@@ -51,9 +51,7 @@ void ControllerService::OnHarnessState(const HarnessHealth& health) {
   std::vector<std::string> running;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, runner] : runners_) {
-      if (threads_.count(id) > 0) running.push_back(id);
-    }
+    for (const auto& [id, runner] : runners_) running.push_back(id);
   }
   const std::string message =
       absl::StrCat("harness ", health.address, " ", HarnessStateName(health.state),

@@ -90,7 +90,6 @@ class HarnessPool {
 
   const std::vector<std::string>& addresses() const { return addresses_; }
   const std::string& token() const { return token_; }
-  const PoolOptions& options() const { return options_; }
 
   // Called (from a probe thread) whenever a harness changes state; once it returns, the previous
   // listener is no longer running.

@@ -193,19 +193,9 @@ int main(int argc, char** argv) {
   std::printf("kiln-controller listening on %s:%d\n", host.c_str(), port);
   std::unique_ptr<kiln::WebConsole> console;
   if (!http_listen.empty()) {
-    // The gRPC port's rule: a non-loopback address needs tokens, and TLS unless allowed plaintext.
-    if (!kiln::IsLoopbackListen(http_listen) &&
-        (access.tokens_file.empty() || (access.tls_cert.empty() && !access.allow_insecure_remote))) {
-      return Fail("--http-listen " + http_listen +
-                  " is not a loopback address: the web console needs --tokens there, and TLS "
-                  "(--tls-cert/--tls-key) or --allow-insecure-remote");
-    }
     kiln::WebConsoleOptions options;
-    options.listen = http_listen;
-    options.tls_cert = access.tls_cert;
-    options.tls_key = access.tls_key;
-    options.tls_client_ca = access.tls_client_ca;
-    options.open = access.tokens_file.empty();
+    options.access = access;
+    options.access.listen = http_listen;
     options.controller = true;
     auto started = kiln::WebConsole::Start(options, server->InProcessChannel(grpc::ChannelArguments()));
     if (!started.ok()) return Fail(std::string(started.status().message()));

@@ -286,26 +286,9 @@ absl::Status HarnessServerImpl::StartMetrics() {
 
 absl::Status HarnessServerImpl::StartConsole() {
   if (options_.http_listen.empty()) return absl::OkStatus();
-  // The gRPC port's rule: a non-loopback address needs tokens, and TLS unless allowed plaintext.
-  if (!IsLoopbackListen(options_.http_listen)) {
-    if (options_.tokens_file.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--http-listen ", options_.http_listen,
-          " is not a loopback address: the web console needs --tokens there"));
-    }
-    if (options_.tls_cert.empty() && !options_.allow_insecure_remote) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--http-listen ", options_.http_listen,
-          " is not a loopback address: serve TLS (--tls-cert/--tls-key) or pass "
-          "--allow-insecure-remote"));
-    }
-  }
   WebConsoleOptions console;
-  console.listen = options_.http_listen;
-  console.tls_cert = options_.tls_cert;
-  console.tls_key = options_.tls_key;
-  console.tls_client_ca = options_.tls_client_ca;
-  console.open = auth_->open();
+  console.access = AccessOf(options_);
+  console.access.listen = options_.http_listen;
   auto started = WebConsole::Start(console, server_->InProcessChannel(grpc::ChannelArguments()));
   if (!started.ok()) return started.status();
   console_ = *std::move(started);

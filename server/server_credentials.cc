@@ -29,23 +29,6 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& 
   return pem;
 }
 
-absl::Status CheckExposure(const ListenAccess& o, bool tls) {
-  if (IsLoopbackListen(o.listen)) return absl::OkStatus();
-  if (o.tokens_file.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("listening on ", o.listen,
-                     " (not loopback) needs --tokens FILE: without it every caller is an "
-                     "operator"));
-  }
-  if (!tls && !o.allow_insecure_remote) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "listening on ", o.listen,
-        " (not loopback) without TLS sends tokens and sources in the clear: pass --tls-cert and "
-        "--tls-key, or --allow-insecure-remote"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 bool IsLoopbackListen(const std::string& listen) {
@@ -62,6 +45,24 @@ bool IsLoopbackListen(const std::string& listen) {
   return false;
 }
 
+absl::Status CheckExposure(const ListenAccess& o) {
+  const bool tls = !o.tls_cert.empty();
+  if (IsLoopbackListen(o.listen)) return absl::OkStatus();
+  if (o.tokens_file.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("listening on ", o.listen,
+                     " (not loopback) needs --tokens FILE: without it every caller is an "
+                     "operator"));
+  }
+  if (!tls && !o.allow_insecure_remote) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "listening on ", o.listen,
+        " (not loopback) without TLS sends tokens and sources in the clear: pass --tls-cert and "
+        "--tls-key, or --allow-insecure-remote"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ListenAccess& o) {
   if (o.tls_cert.empty() != o.tls_key.empty()) {
@@ -71,7 +72,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   if (!tls && !o.tls_client_ca.empty()) {
     return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
   }
-  if (absl::Status s = CheckExposure(o, tls); !s.ok()) return s;
+  if (absl::Status s = CheckExposure(o); !s.ok()) return s;
   if (!tls) return grpc::InsecureServerCredentials();
 
   grpc::SslServerCredentialsOptions ssl;

@@ -28,6 +28,11 @@ struct ListenAccess {
 // Host names other than localhost count as remote.
 bool IsLoopbackListen(const std::string& listen);
 
+// OK on a loopback address; elsewhere FAILED_PRECONDITION, naming the flag to add, without
+// --tokens, or without TLS (--tls-cert) and without --allow-insecure-remote. Also applies to the
+// web consoles (--http-listen).
+absl::Status CheckExposure(const ListenAccess& access);
+
 // The credentials to listen with. FAILED_PRECONDITION, naming the flag to add, for a remote
 // address without --tokens, or without TLS and without --allow-insecure-remote; INVALID_ARGUMENT
 // for half a key pair; FAILED_PRECONDITION naming the file that cannot be read.

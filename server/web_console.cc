@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "client/definition_report.h"
 #include "client/report_runs.h"
+#include "harness/common/xml_escape.h"
 #include "kiln/v1/controller.grpc.pb.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/source_diff.h"
@@ -83,16 +85,16 @@ class WebConsoleImpl final : public WebConsole {
  public:
   WebConsoleImpl(const WebConsoleOptions& options, std::shared_ptr<grpc::Channel> channel)
       : options_(options),
-        site_(options.controller ? web::Site::kController : web::Site::kHarness),
         stub_(v1::Harness::NewStub(channel)),
         controller_(v1::Controller::NewStub(channel)) {
-    tls_ = !options.tls_cert.empty() && !options.tls_key.empty();
+    const ListenAccess& a = options.access;
+    tls_ = !a.tls_cert.empty() && !a.tls_key.empty();
     if (tls_) {
       // Mutual TLS as on the gRPC port: a browser without a certificate the CA signed gets no
       // page, whatever token it holds.
       server_ = std::make_unique<httplib::SSLServer>(
-          options.tls_cert.c_str(), options.tls_key.c_str(),
-          options.tls_client_ca.empty() ? nullptr : options.tls_client_ca.c_str());
+          a.tls_cert.c_str(), a.tls_key.c_str(),
+          a.tls_client_ca.empty() ? nullptr : a.tls_client_ca.c_str());
     } else {
       server_ = std::make_unique<httplib::Server>();
     }
@@ -100,21 +102,24 @@ class WebConsoleImpl final : public WebConsole {
   ~WebConsoleImpl() override { Stop(); }
 
   absl::Status Bind() {
+    if (absl::Status s = CheckExposure(options_.access); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("--http-listen: ", s.message()));
+    }
     if (!server_->is_valid()) {
       return absl::InvalidArgumentError(
           "--http-listen: the web console cannot use --tls-cert/--tls-key (unreadable or not "
           "a PEM certificate and key)");
     }
-    const size_t colon = options_.listen.rfind(':');
+    const size_t colon = options_.access.listen.rfind(':');
     if (colon == std::string::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--http-listen: expected HOST:PORT, got '", options_.listen, "'"));
+          absl::StrCat("--http-listen: expected HOST:PORT, got '", options_.access.listen, "'"));
     }
-    host_ = options_.listen.substr(0, colon);
+    host_ = options_.access.listen.substr(0, colon);
     int port = 0;
-    if (!absl::SimpleAtoi(options_.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    if (!absl::SimpleAtoi(options_.access.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--http-listen: bad port in '", options_.listen, "'"));
+          absl::StrCat("--http-listen: bad port in '", options_.access.listen, "'"));
     }
     std::string bind_host = host_;
     if (bind_host.size() > 2 && bind_host.front() == '[') {
@@ -127,7 +132,7 @@ class WebConsoleImpl final : public WebConsole {
     }
     if (port <= 0) {
       return absl::UnavailableError(
-          absl::StrCat("--http-listen: cannot listen on ", options_.listen));
+          absl::StrCat("--http-listen: cannot listen on ", options_.access.listen));
     }
     port_ = port;
     if (options_.controller) {
@@ -179,7 +184,7 @@ class WebConsoleImpl final : public WebConsole {
   }
 
   std::string Viewer(const std::string& token) const {
-    if (options_.open) return "local (operator)";
+    if (options_.access.tokens_file.empty()) return "local (operator)";
     return token.empty() ? "" : "logged in";
   }
 
@@ -195,7 +200,9 @@ class WebConsoleImpl final : public WebConsole {
             const std::string& body, const std::string& token) const {
     Headers(res);
     res.status = status;
-    res.set_content(web::Page(title, nav, body, Viewer(token), site_), "text/html; charset=utf-8");
+    res.set_content(web::Page(title, nav, body, Viewer(token),
+                              options_.controller ? web::Site::kController : web::Site::kHarness),
+                    "text/html; charset=utf-8");
   }
 
   void Json(httplib::Response& res, int status, const std::string& json) const {
@@ -217,13 +224,27 @@ class WebConsoleImpl final : public WebConsole {
     }
     if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       Html(res, status, "Log in", nav,
-           web::LoginBody(token.empty() ? "This harness needs a token."
-                                        : "The harness does not know that token."),
+           web::LoginBody(token.empty() ? absl::StrCat("This ", Service(), " needs a token.")
+                                        : absl::StrCat("The ", Service(),
+                                                       " does not know that token.")),
            "");
       return;
     }
     Html(res, status, CodeName(s.error_code()), nav,
          web::ErrorBody(CodeName(s.error_code()), s.error_message()), token);
+  }
+
+  const char* Service() const { return options_.controller ? "kiln-controller" : "harness"; }
+
+  // Answers one RPC: its error when `s` failed, else `message` as JSON when the request asks
+  // for JSON, else the page `title` with the HTML `body` makes.
+  void Reply(const httplib::Request& req, httplib::Response& res, const std::string& token,
+             const grpc::Status& s, const google::protobuf::Message& message,
+             const std::string& nav, const std::string& title,
+             const std::function<std::string()>& body) const {
+    if (!s.ok()) return Fail(req, res, s, nav, token);
+    if (WantsJson(req)) return Json(res, 200, ToJson(message));
+    Html(res, 200, title, nav, body(), token);
   }
 
   void Routes() {
@@ -232,21 +253,16 @@ class WebConsoleImpl final : public WebConsole {
       grpc::ClientContext context;
       Prepare(&context, token);
       v1::NodeInfo node;
-      grpc::Status s = stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
-      if (!s.ok()) return Fail(req, res, s, "node", token);
-      if (WantsJson(req)) return Json(res, 200, ToJson(node));
-      Html(res, 200, "Node", "node", web::NodeBody(node), token);
+      Reply(req, res, token, stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node), node,
+            "node", "Node", [&] { return web::NodeBody(node); });
     });
     server_->Get("/definitions", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string token = TokenOf(req);
       grpc::ClientContext context;
       Prepare(&context, token);
       v1::ListDefinitionsResponse list;
-      grpc::Status s =
-          stub_->ListDefinitions(&context, v1::ListDefinitionsRequest(), &list);
-      if (!s.ok()) return Fail(req, res, s, "definitions", token);
-      if (WantsJson(req)) return Json(res, 200, ToJson(list));
-      Html(res, 200, "Definitions", "definitions", web::DefinitionsBody(list), token);
+      Reply(req, res, token, stub_->ListDefinitions(&context, v1::ListDefinitionsRequest(), &list),
+            list, "definitions", "Definitions", [&] { return web::DefinitionsBody(list); });
     });
     server_->Get(R"(/definitions/([^/]+))", [this](const httplib::Request& req,
                                                    httplib::Response& res) {
@@ -337,7 +353,7 @@ class WebConsoleImpl final : public WebConsole {
         if (!req.has_param(key)) return std::string();
         const std::string value = req.get_param_value(key);
         absl::StrAppend(&query, query.empty() ? "" : "&amp;", key, "=",
-                        web::Escape(httplib::detail::encode_query_param(value)));
+                        XmlEscape(web::UrlEncode(value)));
         return value;
       };
       request.set_definition(keep("definition"));
@@ -361,10 +377,8 @@ class WebConsoleImpl final : public WebConsole {
       grpc::ClientContext context;
       Prepare(&context, token);
       v1::ListRunsResponse runs;
-      grpc::Status s = stub_->ListRuns(&context, request, &runs);
-      if (!s.ok()) return Fail(req, res, s, "runs", token);
-      if (WantsJson(req)) return Json(res, 200, ToJson(runs));
-      Html(res, 200, "Runs", "runs", web::RunsBody(runs, query), token);
+      Reply(req, res, token, stub_->ListRuns(&context, request, &runs), runs, "runs", "Runs",
+            [&] { return web::RunsBody(runs, query); });
     });
     server_->Get(R"(/runs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string token = TokenOf(req);
@@ -447,10 +461,8 @@ class WebConsoleImpl final : public WebConsole {
       v1::ListCampaignsRequest request;
       request.set_limit(200);
       v1::ListCampaignsResponse list;
-      grpc::Status s = controller_->ListCampaigns(&context, request, &list);
-      if (!s.ok()) return Fail(req, res, s, "campaigns", token);
-      if (WantsJson(req)) return Json(res, 200, ToJson(list));
-      Html(res, 200, "Campaigns", "campaigns", web::CampaignsBody(list), token);
+      Reply(req, res, token, controller_->ListCampaigns(&context, request, &list), list,
+            "campaigns", "Campaigns", [&] { return web::CampaignsBody(list); });
     });
     server_->Get(R"(/campaigns/([^/]+))", [this](const httplib::Request& req,
                                                  httplib::Response& res) {
@@ -460,16 +472,13 @@ class WebConsoleImpl final : public WebConsole {
       v1::GetCampaignRequest request;
       request.set_campaign_id(req.matches[1]);
       v1::Campaign campaign;
-      grpc::Status s = controller_->GetCampaign(&context, request, &campaign);
-      if (!s.ok()) return Fail(req, res, s, "campaigns", token);
-      if (WantsJson(req)) return Json(res, 200, ToJson(campaign));
-      Html(res, 200, absl::StrCat("Campaign ", campaign.campaign_id()), "campaigns",
-           web::CampaignBody(campaign), token);
+      Reply(req, res, token, controller_->GetCampaign(&context, request, &campaign), campaign,
+            "campaigns", absl::StrCat("Campaign ", request.campaign_id()),
+            [&] { return web::CampaignBody(campaign); });
     });
   }
 
   WebConsoleOptions options_;
-  web::Site site_;
   std::unique_ptr<v1::Harness::Stub> stub_;
   std::unique_ptr<v1::Controller::Stub> controller_;
   bool tls_ = false;

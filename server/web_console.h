@@ -17,14 +17,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/server_credentials.h"
 
 namespace kiln {
 
 struct WebConsoleOptions {
-  std::string listen;               // HOST:PORT; port 0 picks a free one
-  std::string tls_cert, tls_key;    // PEM files; both set: HTTPS
-  std::string tls_client_ca;        // PEM file; set: browsers must present a certificate it signed
-  bool open = true;                 // no tokens: every viewer is the operator 'local'
+  // --http-listen as `access.listen` (port 0 picks a free one), with the service's tokens file
+  // (none: every viewer is the operator 'local'), TLS files (HTTPS; mutual with tls_client_ca)
+  // and --allow-insecure-remote, under the gRPC port's rules (CheckExposure).
+  ListenAccess access;
   // Which service `channel` reaches: kiln.v1.Harness (node, definitions, runs) or
   // kiln.v1.Controller (campaigns).
   bool controller = false;

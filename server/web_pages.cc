@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <ctime>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
 
 namespace kiln::web {
@@ -35,25 +36,8 @@ pre{background:#fff;border:1px solid #dde1e8;padding:8px;overflow:auto;max-heigh
 
 std::string Time(int64_t unix_ms) {
   if (unix_ms <= 0) return "-";
-  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
-// Percent-encoding for a query parameter's value.
-std::string UrlEncode(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      absl::StrAppendFormat(&out, "%%%02X", c);
-    }
-  }
-  return out;
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(unix_ms),
+                          absl::UTCTimeZone());
 }
 
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f ms", ms) : std::string("-"); }
@@ -64,11 +48,11 @@ std::string Status(v1::EvaluationStatus s) {
 }
 
 std::string RunLink(const std::string& id) {
-  return absl::StrCat("<a href=\"/runs/", Escape(id), "\">", Escape(id), "</a>");
+  return absl::StrCat("<a href=\"/runs/", XmlEscape(id), "\">", XmlEscape(id), "</a>");
 }
 
 std::string DefinitionLink(const std::string& name) {
-  return absl::StrCat("<a href=\"/definitions/", Escape(name), "\">", Escape(name), "</a>");
+  return absl::StrCat("<a href=\"/definitions/", XmlEscape(name), "\">", XmlEscape(name), "</a>");
 }
 
 std::string Row(const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {
@@ -110,7 +94,7 @@ std::string Box(const v1::TimingResult& t, double lo, double hi, double x0, doub
                         "<rect class=\"box\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                         "fill=\"%s\" stroke=\"#1d2330\"><title>%s: median %.4f ms, quartiles "
                         "%.4f..%.4f ms, range %.4f..%.4f ms</title></rect>",
-                        bx, y, bw, h, fill, Escape(label), med, q1, q3, min, max);
+                        bx, y, bw, h, fill, XmlEscape(label), med, q1, q3, min, max);
   const double mx = LogX(med, lo, hi, x0, x1);
   absl::StrAppendFormat(&out,
                         "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
@@ -121,17 +105,13 @@ std::string Box(const v1::TimingResult& t, double lo, double hi, double x0, doub
 
 }  // namespace
 
-std::string Escape(std::string_view text) {
+std::string UrlEncode(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppendFormat(&out, "%%%02X", c);
     }
   }
   return out;
@@ -150,27 +130,27 @@ std::string Page(const std::string& title, const std::string& nav, const std::st
                     ">", label, "</a>");
   }
   return absl::StrCat(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Escape(title),
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", XmlEscape(title),
       " - kiln</title><style>", kStyle, "</style></head><body><header><strong>",
       site == Site::kController ? "kiln-controller" : "kiln", "</strong>",
       links, "<span class=\"who\">",
       viewer.empty()                ? std::string("<a href=\"/login\">log in</a>")
-      : viewer == "local (operator)" ? Escape(viewer)
-                                     : absl::StrCat(Escape(viewer),
+      : viewer == "local (operator)" ? XmlEscape(viewer)
+                                     : absl::StrCat(XmlEscape(viewer),
                                                     " &middot; <a href=\"/logout\">log out</a>"),
-      "</span></header><main><h1>", Escape(title), "</h1>\n", body, "</main></body></html>\n");
+      "</span></header><main><h1>", XmlEscape(title), "</h1>\n", body, "</main></body></html>\n");
 }
 
 std::string NodeBody(const v1::NodeInfo& node) {
-  std::string out = absl::StrCat("<p>kiln ", Escape(node.version()), " &middot; default mode ",
-                                 Escape(node.default_mode()), " &middot; default backend ",
-                                 Escape(node.default_backend()), " &middot; started ",
+  std::string out = absl::StrCat("<p>kiln ", XmlEscape(node.version()), " &middot; default mode ",
+                                 XmlEscape(node.default_mode()), " &middot; default backend ",
+                                 XmlEscape(node.default_backend()), " &middot; started ",
                                  Time(node.started_unix_ms()), "</p>\n");
   if (!node.sandbox().empty()) {
     absl::string_view sandbox = node.sandbox();
     absl::ConsumePrefix(&sandbox, "sandbox: ");
     absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ",
-                    Escape(std::string_view(sandbox.data(), sandbox.size())), "</p>\n");
+                    XmlEscape(std::string_view(sandbox.data(), sandbox.size())), "</p>\n");
   }
   absl::StrAppend(&out, "<p><strong>Profiling:</strong> not available on this harness yet "
                         "(no Nsight Compute profiles are taken)</p>\n");
@@ -181,8 +161,8 @@ std::string NodeBody(const v1::NodeInfo& node) {
                   "</table>\n<h2>Devices</h2><table>",
                   Header({"backend", "index", "device", "PCI bus", "busy"}));
   for (const v1::DeviceInfo& d : node.devices()) {
-    absl::StrAppend(&out, Row({Escape(d.backend()), absl::StrCat(d.index()), Escape(d.name()),
-                               Escape(d.pci_bus_id()), d.busy() ? "yes" : "no"}));
+    absl::StrAppend(&out, Row({XmlEscape(d.backend()), absl::StrCat(d.index()), XmlEscape(d.name()),
+                               XmlEscape(d.pci_bus_id()), d.busy() ? "yes" : "no"}));
   }
   absl::StrAppend(&out, "</table>\n");
   if (!node.unavailable_backends().empty()) {
@@ -190,7 +170,7 @@ std::string NodeBody(const v1::NodeInfo& node) {
     std::vector<std::pair<std::string, std::string>> sorted(node.unavailable_backends().begin(),
                                                             node.unavailable_backends().end());
     std::sort(sorted.begin(), sorted.end());
-    for (const auto& [b, why] : sorted) absl::StrAppend(&out, Row({Escape(b), Escape(why)}));
+    for (const auto& [b, why] : sorted) absl::StrAppend(&out, Row({XmlEscape(b), XmlEscape(why)}));
     absl::StrAppend(&out, "</table>\n");
   }
   absl::StrAppend(&out, "<h2>Languages and toolchains</h2><table>", Header({"name", "status"}));
@@ -201,9 +181,9 @@ std::string NodeBody(const v1::NodeInfo& node) {
                                                           node.toolchains().end());
   std::sort(chains.begin(), chains.end());
   for (const auto& [name, what] : tools) {
-    absl::StrAppend(&out, Row({absl::StrCat("language ", Escape(name)), Escape(what)}));
+    absl::StrAppend(&out, Row({absl::StrCat("language ", XmlEscape(name)), XmlEscape(what)}));
   }
-  for (const auto& [name, what] : chains) absl::StrAppend(&out, Row({Escape(name), Escape(what)}));
+  for (const auto& [name, what] : chains) absl::StrAppend(&out, Row({XmlEscape(name), XmlEscape(what)}));
   absl::StrAppend(&out, "</table>\n");
   return out;
 }
@@ -217,13 +197,13 @@ std::string DefinitionsBody(const v1::ListDefinitionsResponse& list) {
     if (d.builtin()) notes = "built in";
     if (!d.integrity_warning().empty()) {
       absl::StrAppend(&notes, notes.empty() ? "" : "; ", "<span class=\"warn\">",
-                      Escape(d.integrity_warning()), "</span>");
+                      XmlEscape(d.integrity_warning()), "</span>");
     }
     if (!d.cannot_evaluate().empty()) {
       absl::StrAppend(&notes, notes.empty() ? "" : "; ", "cannot be evaluated here: ",
-                      Escape(d.cannot_evaluate()));
+                      XmlEscape(d.cannot_evaluate()));
     }
-    absl::StrAppend(&out, Row({DefinitionLink(d.name()), Escape(d.op_type()),
+    absl::StrAppend(&out, Row({DefinitionLink(d.name()), XmlEscape(d.op_type()),
                                absl::StrCat(d.workload_count()),
                                d.has_native_reference() ? "native and Python" : "Python", notes},
                               {false, false, true}));
@@ -251,13 +231,13 @@ std::string ScoreChart(const v1::Leaderboard& board) {
   double y = 10;
   for (const v1::LeaderboardEntry& e : board.entries()) {
     absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                          x0 - 6, y + 15, Escape(e.principal()));
+                          x0 - 6, y + 15, XmlEscape(e.principal()));
     if (e.score() > 0) {
       absl::StrAppendFormat(&out,
                             "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                             "height=\"18\" fill=\"#4e79a7\"><title>%s: score %.3fx (95%% "
                             "interval %.3f..%.3f)</title></rect>",
-                            x0, y, x(e.score()) - x0, Escape(e.principal()), e.score(),
+                            x0, y, x(e.score()) - x0, XmlEscape(e.principal()), e.score(),
                             e.score_ci95_low(), e.score_ci95_high());
       if (e.score_ci95_high() > e.score_ci95_low()) {
         absl::StrAppendFormat(&out,
@@ -280,14 +260,14 @@ std::string ScoreChart(const v1::Leaderboard& board) {
 
 std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderboard& board) {
   const v1::Definition& d = detail.definition();
-  std::string out = absl::StrCat("<p>", Escape(d.op_type()), " &middot; ",
+  std::string out = absl::StrCat("<p>", XmlEscape(d.op_type()), " &middot; ",
                                  detail.summary().workload_count(), " workloads &middot; ",
-                                 "<a href=\"/runs?definition=", Escape(d.name()),
+                                 "<a href=\"/runs?definition=", XmlEscape(d.name()),
                                  "\">its runs</a> &middot; <a href=\"/definitions/",
-                                 Escape(d.name()), "/report\">report (fast_p curves)</a></p>\n");
-  if (!d.description().empty()) absl::StrAppend(&out, "<p>", Escape(d.description()), "</p>\n");
-  absl::StrAppend(&out, "<h2>Leaderboard (", Escape(board.rule()), ", mode ",
-                  Escape(board.mode()), ")</h2>\n");
+                                 XmlEscape(d.name()), "/report\">report (fast_p curves)</a></p>\n");
+  if (!d.description().empty()) absl::StrAppend(&out, "<p>", XmlEscape(d.description()), "</p>\n");
+  absl::StrAppend(&out, "<h2>Leaderboard (", XmlEscape(board.rule()), ", mode ",
+                  XmlEscape(board.mode()), ")</h2>\n");
   if (board.entries().empty()) {
     absl::StrAppend(&out, "<p class=\"note\">No ranked runs yet.</p>\n");
   } else {
@@ -298,8 +278,8 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
     for (const v1::LeaderboardEntry& e : board.entries()) {
       absl::StrAppend(
           &out,
-          Row({absl::StrCat(++rank), Escape(e.principal()), RunLink(e.run_id()),
-               Escape(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
+          Row({absl::StrCat(++rank), XmlEscape(e.principal()), RunLink(e.run_id()),
+               XmlEscape(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
                absl::StrFormat("%.3f..%.3f%s", e.score_ci95_low(), e.score_ci95_high(),
                                e.score_ci95_low() < 1 && e.score_ci95_high() > 1 ? " (crosses 1x)"
                                                                                  : ""),
@@ -314,15 +294,15 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
     for (const v1::TensorSpec& t : list) {
       std::string shape;
       for (const std::string& s : t.shape()) absl::StrAppend(&shape, shape.empty() ? "" : ", ", s);
-      absl::StrAppend(&out, Row({kind, Escape(t.name()), Escape(DTypeName(t.dtype())),
-                                 absl::StrCat("[", Escape(shape), "]")}));
+      absl::StrAppend(&out, Row({kind, XmlEscape(t.name()), XmlEscape(DTypeName(t.dtype())),
+                                 absl::StrCat("[", XmlEscape(shape), "]")}));
     }
   };
   tensors("input", d.inputs());
   tensors("output", d.outputs());
   absl::StrAppend(&out, "</table>\n");
   if (!d.reference().empty()) {
-    absl::StrAppend(&out, "<h2>Reference</h2><pre>", Escape(d.reference()), "</pre>\n");
+    absl::StrAppend(&out, "<h2>Reference</h2><pre>", XmlEscape(d.reference()), "</pre>\n");
   }
   return out;
 }
@@ -334,11 +314,11 @@ std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query)
                                                     "mean speedup", "workloads", "created"}));
   for (const v1::RunSummary& r : runs.runs()) {
     absl::StrAppend(
-        &out, Row({RunLink(r.run_id()), DefinitionLink(r.definition()), Escape(r.solution_name()),
-                   Escape(r.principal()),
+        &out, Row({RunLink(r.run_id()), DefinitionLink(r.definition()), XmlEscape(r.solution_name()),
+                   XmlEscape(r.principal()),
                    r.state() == v1::RUN_DONE ? Status(r.status())
-                                             : Escape(v1::RunState_Name(r.state())),
-                   Escape(r.mode()), Ms(r.mean_latency_ms()),
+                                             : XmlEscape(v1::RunState_Name(r.state())),
+                   XmlEscape(r.mode()), Ms(r.mean_latency_ms()),
                    r.mean_speedup() > 0 ? absl::StrFormat("%.3fx", r.mean_speedup()) : "-",
                    absl::StrCat(r.workload_count()), Time(r.created_unix_ms())},
                   {false, false, false, false, false, false, true, true, true}));
@@ -412,13 +392,13 @@ std::string LatencyChart(const v1::Run& run) {
 std::string RunBody(const v1::Run& run) {
   std::string out = absl::StrCat(
       "<p>", run.state() == v1::RUN_DONE ? Status(run.status())
-                                         : Escape(v1::RunState_Name(run.state())),
+                                         : XmlEscape(v1::RunState_Name(run.state())),
       " &middot; definition ", DefinitionLink(run.definition()), " &middot; solution ",
-      Escape(run.solution_name()), " by ", Escape(run.principal()), " &middot; mode ",
-      Escape(run.mode()), " &middot; backend ", Escape(run.backend()),
-      run.device_name().empty() ? "" : absl::StrCat(" (", Escape(run.device_name()), ")"),
+      XmlEscape(run.solution_name()), " by ", XmlEscape(run.principal()), " &middot; mode ",
+      XmlEscape(run.mode()), " &middot; backend ", XmlEscape(run.backend()),
+      run.device_name().empty() ? "" : absl::StrCat(" (", XmlEscape(run.device_name()), ")"),
       " &middot; created ", Time(run.created_unix_ms()), "</p>\n");
-  if (!run.reason().empty()) absl::StrAppend(&out, "<p><strong>Why:</strong> ", Escape(run.reason()), "</p>\n");
+  if (!run.reason().empty()) absl::StrAppend(&out, "<p><strong>Why:</strong> ", XmlEscape(run.reason()), "</p>\n");
   absl::StrAppend(&out, "<h2>Stages</h2><table>",
                   Header({"queued", "compile", "verify", "timing", "compile cache"}),
                   Row({absl::StrFormat("%.3f s", run.queued_s()),
@@ -436,7 +416,7 @@ std::string RunBody(const v1::Run& run) {
     std::string why = k.reason();
     for (const std::string& w : k.warnings()) absl::StrAppend(&why, why.empty() ? "" : "; ", w);
     absl::StrAppend(
-        &out, Row({absl::StrCat(k.workload_index()), Escape(t.workload().uuid().substr(0, 8)),
+        &out, Row({absl::StrCat(k.workload_index()), XmlEscape(t.workload().uuid().substr(0, 8)),
                    Status(t.evaluation().status()), Ms(lat), Ms(ref),
                    // A speedup is only claimed for a workload that passed.
                    lat > 0 && ref > 0 && t.evaluation().status() == v1::PASSED
@@ -445,25 +425,25 @@ std::string RunBody(const v1::Run& run) {
                    t.evaluation().has_correctness()
                        ? absl::StrFormat("%.3g", t.evaluation().correctness().max_absolute_error())
                        : "-",
-                   Escape(why)},
+                   XmlEscape(why)},
                   {true, false, false, true, true, true, true}));
   }
   absl::StrAppend(&out, "</table>\n");
   if (!run.artifacts().empty()) {
     absl::StrAppend(&out, "<h2>Artifacts</h2><table>", Header({"kind", "name", "bytes", "sha256"}));
     for (const v1::ArtifactRef& a : run.artifacts()) {
-      absl::StrAppend(&out, Row({Escape(a.kind()), Escape(a.name()), absl::StrCat(a.size()),
-                                 Escape(a.sha256().substr(0, 16))},
+      absl::StrAppend(&out, Row({XmlEscape(a.kind()), XmlEscape(a.name()), absl::StrCat(a.size()),
+                                 XmlEscape(a.sha256().substr(0, 16))},
                                 {false, false, true}));
     }
     absl::StrAppend(&out, "</table>\n");
   }
   for (const v1::SourceFile& f : run.solution().sources()) {
-    absl::StrAppend(&out, "<h2>Source: ", Escape(f.path()), "</h2><pre>", Escape(f.content()),
+    absl::StrAppend(&out, "<h2>Source: ", XmlEscape(f.path()), "</h2><pre>", XmlEscape(f.content()),
                     "</pre>\n");
   }
   if (!run.compile_log().empty()) {
-    absl::StrAppend(&out, "<h2>Compiler output</h2><pre>", Escape(run.compile_log()), "</pre>\n");
+    absl::StrAppend(&out, "<h2>Compiler output</h2><pre>", XmlEscape(run.compile_log()), "</pre>\n");
   }
   return out;
 }
@@ -483,7 +463,7 @@ std::string DiffSection(const std::string& previous_run_id, const std::string& d
                       : absl::StartsWith(line, "-")                                  ? "del"
                       : absl::StartsWith(line, "@@")                                 ? "hunk"
                                                                                      : nullptr;
-    absl::StrAppend(&out, cls ? absl::StrCat("<span class=\"", cls, "\">") : "", Escape(std::string_view(line.data(), line.size())),
+    absl::StrAppend(&out, cls ? absl::StrCat("<span class=\"", cls, "\">") : "", XmlEscape(std::string_view(line.data(), line.size())),
                     cls ? "</span>" : "", "\n");
   }
   return out + "</pre>\n";
@@ -495,13 +475,13 @@ std::string ReportBody(const std::string& definition, const std::string& svg,
   return absl::StrCat("<p>Every team's counted run of ", DefinitionLink(definition),
                       " (as kiln report computes it; docs/report.md has the formulas). ",
                       "<a href=\"?rule=best\">best runs</a> &middot; <a href=\"?\">latest "
-                      "runs</a></p>\n<div class=\"report\">", svg, "</div>\n<pre>", Escape(text),
+                      "runs</a></p>\n<div class=\"report\">", svg, "</div>\n<pre>", XmlEscape(text),
                       "</pre>\n");
 }
 
 std::string LoginBody(const std::string& message) {
   return absl::StrCat(
-      message.empty() ? "" : absl::StrCat("<p class=\"warn\">", Escape(message), "</p>\n"),
+      message.empty() ? "" : absl::StrCat("<p class=\"warn\">", XmlEscape(message), "</p>\n"),
       "<form method=\"post\" action=\"/login\"><label>Token <input type=\"password\" "
       "name=\"token\" autocomplete=\"current-password\" required></label> <button "
       "type=\"submit\">Log in</button></form>\n<p class=\"note\">The token is the one the "
@@ -510,7 +490,7 @@ std::string LoginBody(const std::string& message) {
 }
 
 std::string ErrorBody(const std::string& status, const std::string& message) {
-  return absl::StrCat("<p><strong>", Escape(status), "</strong>: ", Escape(message), "</p>\n");
+  return absl::StrCat("<p><strong>", XmlEscape(status), "</strong>: ", XmlEscape(message), "</p>\n");
 }
 
 
@@ -521,11 +501,11 @@ std::string CampaignsBody(const v1::ListCampaignsResponse& list) {
                          "baseline", "best", "promotions", "candidates", "created"}));
   for (const v1::Campaign& c : list.campaigns()) {
     absl::StrAppend(
-        &out, Row({absl::StrCat("<a href=\"/campaigns/", Escape(c.campaign_id()), "\">",
-                                Escape(c.campaign_id()), "</a>"),
-                   Escape(c.name()), Escape(c.definition()), Escape(c.owner()),
-                   absl::StrCat("<span class=\"campaign-", Escape(c.status()), "\">",
-                                Escape(c.status()), "</span>"),
+        &out, Row({absl::StrCat("<a href=\"/campaigns/", XmlEscape(c.campaign_id()), "\">",
+                                XmlEscape(c.campaign_id()), "</a>"),
+                   XmlEscape(c.name()), XmlEscape(c.definition()), XmlEscape(c.owner()),
+                   absl::StrCat("<span class=\"campaign-", XmlEscape(c.status()), "\">",
+                                XmlEscape(c.status()), "</span>"),
                    absl::StrCat(c.round()), Ms(c.baseline_latency_ms()), Ms(c.best_latency_ms()),
                    absl::StrCat(c.promotions()), absl::StrCat(c.candidates_evaluated()),
                    Time(c.created_unix_ms())},
@@ -582,7 +562,7 @@ std::string BestLatencyChart(const v1::Campaign& c) {
                           "<circle class=\"promotion\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
                           "fill=\"#f28e2b\"><title>round %d: %s, %.4f ms (was %.4f ms)</title>"
                           "</circle>",
-                          x(p.round()), y(p.latency_ms()), p.round(), Escape(p.solution_name()),
+                          x(p.round()), y(p.latency_ms()), p.round(), XmlEscape(p.solution_name()),
                           p.latency_ms(), p.previous_latency_ms());
   }
   for (int r = 0; r <= last_round; r += std::max(1, last_round / 10)) {
@@ -627,7 +607,7 @@ std::string BudgetChart(const v1::Campaign& c) {
                           "<rect class=\"used\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" "
                           "height=\"16\" fill=\"%s\"/><text x=\"%.0f\" y=\"%.1f\">%.4g of %.4g "
                           "(%.0f%%)</text>",
-                          x0 - 6, y + 13, Escape(it.label), x0, y, x1 - x0, x0, y,
+                          x0 - 6, y + 13, XmlEscape(it.label), x0, y, x1 - x0, x0, y,
                           std::max(1.0, share * (x1 - x0)), share >= 1 ? "#b42318" : "#4e79a7",
                           x1 + 6, y + 13, it.used, it.limit, share * 100);
     y += row;
@@ -637,10 +617,10 @@ std::string BudgetChart(const v1::Campaign& c) {
 
 std::string CampaignBody(const v1::Campaign& c) {
   std::string out = absl::StrCat(
-      "<p><span class=\"campaign-", Escape(c.status()), "\">", Escape(c.status()), "</span>",
-      c.reason().empty() ? "" : absl::StrCat(": ", Escape(c.reason())), " &middot; ",
-      Escape(c.name()), " on ", Escape(c.definition()), " &middot; owner ", Escape(c.owner()),
-      " &middot; round ", c.round(), " (", Escape(c.pass()), "), agent ", Escape(c.agent()),
+      "<p><span class=\"campaign-", XmlEscape(c.status()), "\">", XmlEscape(c.status()), "</span>",
+      c.reason().empty() ? "" : absl::StrCat(": ", XmlEscape(c.reason())), " &middot; ",
+      XmlEscape(c.name()), " on ", XmlEscape(c.definition()), " &middot; owner ", XmlEscape(c.owner()),
+      " &middot; round ", c.round(), " (", XmlEscape(c.pass()), "), agent ", XmlEscape(c.agent()),
       " &middot; created ", Time(c.created_unix_ms()), "</p>\n");
   absl::StrAppend(&out, "<p>baseline ", Ms(c.baseline_latency_ms()), " &middot; best ",
                   Ms(c.best_latency_ms()),
@@ -656,8 +636,8 @@ std::string CampaignBody(const v1::Campaign& c) {
     absl::StrAppend(&out, "<h2>Promotions</h2><table>",
                     Header({"round", "solution", "agent", "latency", "was", "noise"}));
     for (const v1::Promotion& p : c.promotion_history()) {
-      absl::StrAppend(&out, Row({absl::StrCat(p.round()), Escape(p.solution_name()),
-                                 Escape(p.agent()), Ms(p.latency_ms()),
+      absl::StrAppend(&out, Row({absl::StrCat(p.round()), XmlEscape(p.solution_name()),
+                                 XmlEscape(p.agent()), Ms(p.latency_ms()),
                                  Ms(p.previous_latency_ms()),
                                  absl::StrFormat("%.2f%%", p.noise() * 100)},
                                 {true, false, false, true, true, true}));
@@ -668,8 +648,8 @@ std::string CampaignBody(const v1::Campaign& c) {
     absl::StrAppend(&out, "<h2>Rounds</h2><table>",
                     Header({"round", "pass", "agent", "direction", "outcome"}));
     for (const v1::RoundSummary& r : c.rounds()) {
-      absl::StrAppend(&out, Row({absl::StrCat(r.round()), Escape(r.pass()), Escape(r.agent()),
-                                 Escape(r.direction()), Escape(r.outcome())},
+      absl::StrAppend(&out, Row({absl::StrCat(r.round()), XmlEscape(r.pass()), XmlEscape(r.agent()),
+                                 XmlEscape(r.direction()), XmlEscape(r.outcome())},
                                 {true}));
     }
     absl::StrAppend(&out, "</table>\n");
@@ -679,11 +659,11 @@ std::string CampaignBody(const v1::Campaign& c) {
                     Header({"round", "agent", "solution", "hash", "state", "verdict", "latency"}));
     for (const v1::CandidateSummary& k : c.candidates()) {
       absl::StrAppend(
-          &out, Row({absl::StrCat(k.round()), Escape(k.agent()), Escape(k.solution_name()),
-                     Escape(k.hash().substr(0, 12)), Escape(k.state()),
+          &out, Row({absl::StrCat(k.round()), XmlEscape(k.agent()), XmlEscape(k.solution_name()),
+                     XmlEscape(k.hash().substr(0, 12)), XmlEscape(k.state()),
                      k.status().empty() ? "-"
-                                        : absl::StrCat("<span class=\"", Escape(k.status()), "\">",
-                                                       Escape(k.status()), "</span>"),
+                                        : absl::StrCat("<span class=\"", XmlEscape(k.status()), "\">",
+                                                       XmlEscape(k.status()), "</span>"),
                      Ms(k.mean_latency_ms())},
                     {true, false, false, false, false, false, true}));
     }
@@ -694,9 +674,9 @@ std::string CampaignBody(const v1::Campaign& c) {
                     Header({"harness", "state", "since", "verdicts", "given up", "in flight",
                             "last error"}));
     for (const v1::HarnessHealth& h : c.harnesses()) {
-      absl::StrAppend(&out, Row({Escape(h.address()), Escape(h.state()), Time(h.since_unix_ms()),
+      absl::StrAppend(&out, Row({XmlEscape(h.address()), XmlEscape(h.state()), Time(h.since_unix_ms()),
                                  absl::StrCat(h.verdicts()), absl::StrCat(h.given_up()),
-                                 absl::StrCat(h.in_flight()), Escape(h.last_error())},
+                                 absl::StrCat(h.in_flight()), XmlEscape(h.last_error())},
                                 {false, false, false, true, true, true}));
     }
     absl::StrAppend(&out, "</table>\n");

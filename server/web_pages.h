@@ -12,11 +12,11 @@
 
 namespace kiln::web {
 
-// Text for HTML bodies and attribute values.
-std::string Escape(std::string_view text);
-
 // A whole page: `title`, the navigation (with `nav` marked current: node | definitions | runs),
 // `body` (HTML), and who is looking (`viewer`: "ops (operator)"; empty: no login form link).
+// Percent-encoding for a query parameter's value (RFC 3986 unreserved characters kept).
+std::string UrlEncode(std::string_view text);
+
 enum class Site { kHarness, kController };
 std::string Page(const std::string& title, const std::string& nav, const std::string& body,
                  const std::string& viewer, Site site = Site::kHarness);

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -49,13 +48,12 @@ absl::StatusOr<CurlApi> LoadCurl(const std::string& file) {
 }
 
 absl::StatusOr<const CurlApi*> Curl() {
-  static std::once_flag once;
-  static absl::StatusOr<CurlApi>* loaded = nullptr;
-  std::call_once(once, [] {
+  // Loaded once, on first use, and kept (never destroyed: other threads may still use it).
+  static const absl::StatusOr<CurlApi>* const loaded = [] {
     const char* file = std::getenv("KILN_LIBCURL");
-    loaded = new absl::StatusOr<CurlApi>(
+    return new absl::StatusOr<CurlApi>(
         LoadCurl(file != nullptr && *file != '\0' ? file : "libcurl.so.4"));
-  });
+  }();
   if (!loaded->ok()) return loaded->status();
   return &**loaded;
 }

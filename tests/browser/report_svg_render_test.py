@@ -12,12 +12,13 @@ size and the pixels are checked:
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 
 from PIL import Image
+
+from browser_support import find_chromium
 
 # client/definition_report_svg.cc: the palette's first colours, the plots' bands.
 TEAM_COLOURS = {"team-a": (0x4E, 0x79, 0xA7), "team-b": (0xF2, 0x8E, 0x2B),
@@ -26,14 +27,6 @@ LEFT = 80
 CURVE_TOP, CURVE_HEIGHT = 70, 300
 BARS_TOP, BARS_HEIGHT = 470, 260
 LEGEND_WIDTH = 230
-
-
-def find_chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def render(chromium, svg, png, home):

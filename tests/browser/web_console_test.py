@@ -29,6 +29,8 @@ import urllib.parse
 
 from PIL import Image
 
+from browser_support import find_chromium
+
 CANDIDATE = (0x4E, 0x79, 0xA7)  # server/web_pages.cc: candidate boxes, score bars
 REFERENCE = (0xF2, 0x8E, 0x2B)  # reference boxes
 
@@ -41,27 +43,29 @@ def check(condition, what):
         failures.append(what)
 
 
-class Harness:
-    def __init__(self, bin_dir, work, name, extra):
-        self.dir = os.path.join(work, name)
-        os.makedirs(self.dir)
+class Service:
+    """A kiln-harness or kiln-controller with --http-listen 127.0.0.1:0, started and waited for:
+    its "PROGRAM listening on" and "PROGRAM web console on" lines give `address` and `console`.
+    Its stderr goes to WORK/NAME.log."""
+
+    def __init__(self, bin_dir, work, name, program, args):
         self.log = open(os.path.join(work, name + ".log"), "w")
         self.proc = subprocess.Popen(
-            [os.path.join(bin_dir, "kiln-harness"), "--listen", "127.0.0.1:0", "--data-dir",
-             self.dir, "--backend", "host", "--quiet", "--http-listen", "127.0.0.1:0"] + extra,
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
+            [os.path.join(bin_dir, program), "--listen", "127.0.0.1:0", "--http-listen",
+             "127.0.0.1:0"] + args, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.address = self.console = None
         deadline = time.time() + 60
         while time.time() < deadline and (self.address is None or self.console is None):
             line = self.proc.stdout.readline()
             if not line:
                 break
-            if line.startswith("kiln-harness listening on "):
+            if line.startswith(program + " listening on "):
                 self.address = line.split()[-1]
-            if line.startswith("kiln-harness web console on "):
+            if line.startswith(program + " web console on "):
                 self.console = line.split()[-1]
         if self.address is None or self.console is None:
-            raise SystemExit(f"{name}: kiln-harness did not come up; see {self.log.name}")
+            self.stop()
+            raise SystemExit(f"{name}: {program} did not come up; see {self.log.name}")
         self.port = int(self.console.rsplit(":", 1)[1])
 
     def stop(self):
@@ -70,6 +74,14 @@ class Harness:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+def Harness(bin_dir, work, name, extra):
+    """A kiln-harness on the host backend with its data in WORK/NAME."""
+    data_dir = os.path.join(work, name)
+    os.makedirs(data_dir)
+    return Service(bin_dir, work, name, "kiln-harness",
+                   ["--data-dir", data_dir, "--backend", "host", "--quiet"] + extra)
 
 
 def kiln(bin_dir, address, token, *args):
@@ -95,14 +107,6 @@ def get(port, path, headers=None, method="GET", body=None):
     resp = conn.getresponse()
     data = resp.read().decode("utf-8", "replace")
     return resp.status, dict((k.lower(), v) for k, v in resp.getheaders()), data
-
-
-def find_chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def chromium(browser, home, url, *mode):
@@ -173,9 +177,11 @@ def access_checks(bin_dir, data, work):
         status, _, body = get(p, "/runs", {"Authorization": "Bearer " + ops})
         check(status == 200 and red_run in body and blue_run in body,
               "the operator lists every team's runs")
-        status, _, _ = get(p, "/login", {"Content-Type": "application/x-www-form-urlencoded"},
-                           "POST", urllib.parse.urlencode({"token": "nosuch-token"}))
-        check(status == 401, "POST /login with an unknown token: 401, no cookie")
+        status, headers, _ = get(p, "/login",
+                                 {"Content-Type": "application/x-www-form-urlencoded"}, "POST",
+                                 urllib.parse.urlencode({"token": "nosuch-token"}))
+        check(status == 401 and "set-cookie" not in headers,
+              "POST /login with an unknown token: 401, no cookie")
         for method in ("PUT", "DELETE", "PATCH"):
             status, _, _ = get(p, "/runs/" + red_run, {"Authorization": "Bearer " + ops}, method)
             check(status in (404, 405), f"{method} changes nothing ({status})")
@@ -192,6 +198,19 @@ def access_checks(bin_dir, data, work):
               "an error's JSON stays valid whatever the message holds (quotes, backslash, newline)")
     finally:
         h.stop()
+
+
+def exposure_checks(bin_dir, work):
+    """A console on a non-loopback address follows the gRPC port's rule: no tokens, no start."""
+    for program, args in (("kiln-harness", ["--data-dir", os.path.join(work, "exposed"),
+                                            "--backend", "host", "--quiet"]),
+                          ("kiln-controller", ["--data-dir", os.path.join(work, "exposed-c"),
+                                               "--harness", "127.0.0.1:1"])):
+        r = subprocess.run([os.path.join(bin_dir, program), "--listen", "127.0.0.1:0",
+                            "--http-listen", "0.0.0.0:0"] + args,
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 2 and "--http-listen" in r.stderr and "--tokens" in r.stderr,
+              f"{program} refuses --http-listen 0.0.0.0:0 without --tokens")
 
 
 def tls_checks(bin_dir, work):
@@ -367,26 +386,14 @@ def controller_checks(bin_dir, data, work, shots):
     text = open(yaml_path).read().replace("max_candidates: 9", "max_candidates: 3")
     open(yaml_path, "w").write(text)
     h = Harness(bin_dir, work, "campaign-harness", [])
-    log = open(os.path.join(work, "controller.log"), "w")
-    proc = subprocess.Popen([os.path.join(bin_dir, "kiln-controller"), "--listen", "127.0.0.1:0",
-                             "--data-dir", os.path.join(work, "controller"), "--harness",
-                             h.address, "--http-listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=log, text=True)
+    controller = None
     try:
-        address = console = None
-        deadline = time.time() + 60
-        while time.time() < deadline and (address is None or console is None):
-            line = proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("kiln-controller listening on "):
-                address = line.split()[-1]
-            if line.startswith("kiln-controller web console on "):
-                console = line.split()[-1]
-        check(console is not None and console.startswith("http://127.0.0.1:"),
+        controller = Service(bin_dir, work, "controller", "kiln-controller",
+                             ["--data-dir", os.path.join(work, "controller"), "--harness",
+                              h.address])
+        address, console = controller.address, controller.console
+        check(console.startswith("http://127.0.0.1:"),
               f"kiln-controller prints its web console's address ({console})")
-        if console is None:
-            return
         port = int(console.rsplit(":", 1)[1])
         r = subprocess.run([os.path.join(bin_dir, "kiln"), "campaign", "start", yaml_path,
                             "--controller", address, "--wait", "--json"],
@@ -422,11 +429,8 @@ def controller_checks(bin_dir, data, work, shots):
               "campaign page: rounds and candidates' verdicts")
         check(colour_pixels(img, CANDIDATE) > 500, "campaign page: the charts are seen in pixels")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        if controller is not None:
+            controller.stop()
         h.stop()
 
 
@@ -439,6 +443,7 @@ def main():
         shots = sys.argv[3] if len(sys.argv) > 3 else os.path.join(work, "shots")
         os.makedirs(shots, exist_ok=True)
         access_checks(bin_dir, data, work)
+        exposure_checks(bin_dir, work)
         tls_checks(bin_dir, work)
         rendering_checks(bin_dir, data, work, shots)
         controller_checks(bin_dir, data, work, shots)

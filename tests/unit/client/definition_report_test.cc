@@ -369,7 +369,7 @@ TEST_CASE("a run of another definition is refused") {
 }
 
 TEST_CASE("XmlEscape escapes markup characters") {
-  CHECK(cli::XmlEscape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;");
+  CHECK(XmlEscape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;");
 }
 
 TEST_CASE("the SVG is well formed, names every team and has the p ticks and finite numbers") {

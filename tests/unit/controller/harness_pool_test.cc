@@ -128,6 +128,13 @@ struct Recorder {
   std::mutex mu;
   std::vector<AttemptEnd> ends;
   std::vector<std::string> admitted;
+  std::atomic<bool> cancelled{false};
+  // One evaluation on `pool` on a thread of its own, observed here; its result in `result`.
+  std::thread Start(HarnessPool& pool, absl::StatusOr<HarnessRun>* result) {
+    return std::thread([this, &pool, result] {
+      *result = pool.Evaluate(Request(), "host", Observer(), cancelled);
+    });
+  }
   AttemptObserver Observer() {
     AttemptObserver o;
     o.admitted = [this](const std::string& harness, const std::string& run_id) {
@@ -156,12 +163,9 @@ TEST_CASE("harness pool: a harness that stops answering is suspect, then gone; i
   REQUIRE(Reaches(pool, b.address, HarnessState::kHealthy));
   // Both idle: the run goes to the first, A, which holds it.
   a.service.hold_runs = true;
-  std::atomic<bool> cancelled{false};
   Recorder recorder;
   absl::StatusOr<HarnessRun> result = absl::UnknownError("not run");
-  std::thread evaluation([&] {
-    result = pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
-  });
+  std::thread evaluation = recorder.Start(pool, &result);
   // Whichever harness admitted the run now stops answering.
   std::string holder;
   for (int i = 0; i < 500 && holder.empty(); ++i) {
@@ -215,12 +219,9 @@ TEST_CASE("harness pool: a run on a suspect harness that comes back in time is n
   HarnessPool pool({a.address}, "", nullptr, options);
   REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
   a.service.hold_runs = true;
-  std::atomic<bool> cancelled{false};
   Recorder recorder;
   absl::StatusOr<HarnessRun> result = absl::UnknownError("not run");
-  std::thread evaluation([&] {
-    result = pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
-  });
+  std::thread evaluation = recorder.Start(pool, &result);
   for (int i = 0; i < 500 && a.service.evaluations.load() == 0; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/common/xml_escape.h"
 #include "server/source_diff.h"
 
 namespace kiln::web {
@@ -43,7 +44,7 @@ v1::Trace* AddTrace(v1::Run* run, int index, v1::EvaluationStatus status, double
 }
 
 TEST_CASE("web pages: text from runs and sources is escaped everywhere") {
-  CHECK(Escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  CHECK(XmlEscape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&apos;");
   v1::Run run;
   run.set_run_id("r1");
   run.set_solution_name("<script>alert(1)</script>");
