@@ -34,8 +34,6 @@
 
 namespace kiln {
 
-namespace {
-
 // Buffers for the candidate's output bytes, kept for the next pass of the same comparison: a
 // fresh buffer of hundreds of MiB costs a page fault per 4 KiB before the first byte is read.
 class BufferPool {
@@ -58,6 +56,8 @@ class BufferPool {
   static constexpr size_t kMaxKept = 2;
   std::vector<std::pair<size_t, std::unique_ptr<char[]>>> kept_;
 };
+
+namespace {
 
 // An output file's bytes. A candidate's are read once into memory of its own: a worker that is
 // still running (a candidate serving its run's next workload) cannot change what is being
@@ -355,35 +355,50 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
 
 }  // namespace
 
+OutputComparison::OutputComparison(const v1::Definition& def, const v1::Workload& workload,
+                                   const WorkerOutputs& reference)
+    : def_(def), workload_(workload), reference_(reference), pool_(new BufferPool) {}
+
+OutputComparison::~OutputComparison() = default;
+
+bool OutputComparison::Compare(int trial, bool recheck, const WorkerOutputs& candidate) {
+  if (stopped_) return false;
+  const Tolerances tol = TolerancesFor(def_);
+  for (const v1::TensorSpec& spec : def_.outputs()) {
+    if (!CompareOne(def_, workload_, spec, {trial, recheck}, reference_, candidate, tol,
+                    pool_.get(), verdict_)) {
+      stopped_ = true;
+      return false;
+    }
+    ++pairs_;
+  }
+  return true;
+}
+
+OutputVerdict OutputComparison::Finish() {
+  // The reason names the first failing comparison; the trace's error figures cover them all.
+  // Where they differ the reason says both, so that no reader sees two "max abs" that disagree.
+  if (!stopped_ && verdict_.status == v1::INCORRECT_NUMERICAL && pairs_ > 1) {
+    absl::StrAppendFormat(&verdict_.reason,
+                          "; over every trial and output compared: max abs %.3g, max rel %.3g "
+                          "(the trace's correctness figures)",
+                          verdict_.max_abs_error, verdict_.max_rel_error);
+  }
+  stopped_ = true;
+  return std::move(verdict_);
+}
+
 OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& workload, int trials,
                              const WorkerOutputs& reference, const WorkerOutputs& candidate) {
-  OutputVerdict verdict;
-  const Tolerances tol = TolerancesFor(def);
-  BufferPool pool;
-  // Every trial and output is compared even after a numerical failure, so the error figures
-  // cover the whole workload; a missing or malformed output stops the comparison.
+  OutputComparison comparison(def, workload, reference);
   for (bool recheck : {false, true}) {
     // Workers of this build always recheck; results without rechecks come from tests.
     if (recheck && reference.result->rechecks().empty()) break;
     for (int trial = 0; trial < trials; ++trial) {
-      for (const v1::TensorSpec& spec : def.outputs()) {
-        if (!CompareOne(def, workload, spec, {trial, recheck}, reference, candidate, tol, &pool,
-                        verdict)) {
-          return verdict;
-        }
-      }
+      if (!comparison.Compare(trial, recheck, candidate)) return comparison.Finish();
     }
   }
-  // The reason names the first failing comparison; the trace's error figures cover them all.
-  // Where they differ the reason says both, so that no reader sees two "max abs" that disagree.
-  if (verdict.status == v1::INCORRECT_NUMERICAL &&
-      (trials > 1 || def.outputs_size() > 1 || !reference.result->rechecks().empty())) {
-    absl::StrAppendFormat(&verdict.reason,
-                          "; over every trial and output compared: max abs %.3g, max rel %.3g "
-                          "(the trace's correctness figures)",
-                          verdict.max_abs_error, verdict.max_rel_error);
-  }
-  return verdict;
+  return comparison.Finish();
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #define KILN_SERVER_OUTPUT_COMPARISON_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,46 @@ struct WorkerOutputs {
   std::string dir;
 };
 
-// Compares every trial's checked outputs, then every trial's recheck outputs (the same input
-// buffers refilled with new values at sparse positions). Integrity findings:
+class BufferPool;
+
+// One workload's comparison, pass by pass: a trial's checked outputs as soon as the candidate's
+// worker has written them (the harness judges them before the trial is timed), the rechecks
+// once its request is done. Every pass and output is compared even after a numerical failure,
+// so that the error figures cover what was compared; a missing or malformed output stops the
+// comparison. Integrity findings:
 //   integrity.unwritten_output  an output element still holds the poison (REJECTED; the reason
 //                               gives the element's index)
 //   integrity.output_caching    the checked outputs pass but a recheck's do not (REJECTED)
 //   integrity.output_file       an output file outside the job folder, linked or not plain
 //   integrity.degenerate_definition  zeros or a constant pass trial 0 (a warning only)
+class OutputComparison {
+ public:
+  // `def`, `workload` and the reference's result must outlive the comparison.
+  OutputComparison(const v1::Definition& def, const v1::Workload& workload,
+                   const WorkerOutputs& reference);
+  ~OutputComparison();
+  OutputComparison(const OutputComparison&) = delete;
+  OutputComparison& operator=(const OutputComparison&) = delete;
+
+  // Compares every output of `candidate`'s pass (trial `trial`'s checked call, or its recheck)
+  // with the reference's; false once the comparison cannot go on (the verdict says why).
+  bool Compare(int trial, bool recheck, const WorkerOutputs& candidate);
+  const OutputVerdict& verdict() const { return verdict_; }
+  // The verdict; a numerical failure's reason gets the figures over every pass compared.
+  OutputVerdict Finish();
+
+ private:
+  const v1::Definition& def_;
+  const v1::Workload& workload_;
+  WorkerOutputs reference_;
+  std::unique_ptr<BufferPool> pool_;  // the candidate's buffers, reused from pass to pass
+  OutputVerdict verdict_;
+  int pairs_ = 0;         // output pairs compared
+  bool stopped_ = false;  // a comparison could not go on
+};
+
+// Every trial's checked outputs, then every trial's recheck outputs (the same input buffers
+// refilled with new values at sparse positions), as OutputComparison.
 OutputVerdict CompareOutputs(const v1::Definition& def, const v1::Workload& workload, int trials,
                              const WorkerOutputs& reference, const WorkerOutputs& candidate);
 

@@ -207,13 +207,15 @@ v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worke
 
 RoleRun CallRole(WorkerSession& session, const v1::WorkerRequest& request,
                  const std::string& dir, const std::string& log_path, bool last,
-                 const StageFn& on_stage, const std::atomic<bool>* cancel) {
+                 const StageFn& on_stage, const std::atomic<bool>* cancel,
+                 const WorkerSession::GateFn& on_checked) {
   RoleRun run;
   run.dir = dir;
   const int64_t log_start = FileSize(log_path);
   on_stage(v1::RUN_VERIFYING);
   run.result = session.Call(
-      request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel, last);
+      request, [&](const v1::WorkerStatus& s) { on_stage(StageOf(s.stage())); }, cancel, last,
+      on_checked);
   on_stage(v1::RUN_STATE_UNSPECIFIED);
   run.log = ReadLogTail(log_path, kMaxLogBytes, log_start);
   return run;

@@ -85,9 +85,11 @@ v1::WorkerRequest RoleRequest(v1::WorkerRequest request, const RoleWorker& worke
 
 // One request to a running worker: its result, the outputs' folder `dir` and what the worker
 // logged while serving it. `last` as WorkerSession::Call.
+// A gated request (gate_trials) has its trials' checked outputs judged by `on_checked`.
 RoleRun CallRole(WorkerSession& session, const v1::WorkerRequest& request,
                  const std::string& dir, const std::string& log_path, bool last,
-                 const StageFn& on_stage, const std::atomic<bool>* cancel);
+                 const StageFn& on_stage, const std::atomic<bool>* cancel,
+                 const WorkerSession::GateFn& on_checked = nullptr);
 
 // The last `max_bytes` of the log at `path` from byte `from` on.
 std::string ReadLogTail(const std::string& path, size_t max_bytes, int64_t from);

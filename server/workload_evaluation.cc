@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -353,6 +354,9 @@ struct WorkloadState {
   std::string ref_cache_key;
   std::optional<v1::TimingResult> cached_ref_timing;
   bool decided = false;    // `out` is final (failed before the candidate's result)
+  // The candidate's outputs against the reference's, trial by trial as the worker reports them
+  // at its gates, then the rechecks.
+  std::unique_ptr<OutputComparison> comparison;
 };
 
 std::string SlotOf(const WorkloadJob& job) {
@@ -491,15 +495,29 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
   return true;
 }
 
-// The candidate's outputs of workload `w` judged: comparison, speed-of-light floor.
+// The candidate's outputs of workload `w` judged: the checked outputs were compared at the
+// worker's gates (all of them, or up to the trial found incorrect, where the worker stopped);
+// now the rechecks, then the speed-of-light floor.
 void Judge(const RoleRun& cand, double peak_gbps, WorkloadState& w) {
   const WorkloadJob& job = *w.job;
   WorkloadResult& out = w.out;
   out.worker_log = cand.log;
   if (!AcceptCandidate(cand, out)) return;
   *out.detail.mutable_timing() = cand.result.timing();
-  OutputVerdict verdict = CompareOutputs(*job.definition, *job.workload, w.trials,
-                                         {&w.ref.result, w.ref.dir}, {&cand.result, cand.dir});
+  OutputComparison& comparison = *w.comparison;
+  const WorkerOutputs candidate{&cand.result, cand.dir};
+  if (comparison.verdict().status == v1::PASSED) {
+    // The claims held (trials as reported at the gates): a trial short of the workload's is
+    // "not written".
+    for (int t = cand.result.trials_size(); t < w.trials; ++t) {
+      if (!comparison.Compare(t, /*recheck=*/false, candidate)) break;
+    }
+    // Workers of this build always recheck; results without rechecks come from tests.
+    for (int t = 0; t < w.trials && !w.ref.result.rechecks().empty(); ++t) {
+      if (!comparison.Compare(t, /*recheck=*/true, candidate)) break;
+    }
+  }
+  OutputVerdict verdict = comparison.Finish();
   ApplyVerdict(verdict, cand.result.timing(), w.ref_timing, out);
   for (const std::string& warning : verdict.warnings) out.detail.add_warnings(warning);
   ApplyFloor(job, peak_gbps, out);
@@ -706,12 +724,17 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
       ++processes;
     }
     RoleRun run;
+    w.comparison = std::make_unique<OutputComparison>(
+        *w.job->definition, *w.job->workload, WorkerOutputs{&w.ref.result, w.ref.dir});
     if (!cand.started.ok()) {
       run.started = cand.started;
     } else {
       const std::string out_dir = absl::StrCat(cand.worker.dir, "/w", w.job->index, "/out");
       v1::WorkerRequest request = RoleRequest(SolutionRequest(w.base), cand.worker, program,
                                               "candidate", /*measure=*/true, out_dir);
+      // Each trial's checked outputs are judged as soon as they are written, before the trial
+      // is timed: an incorrect workload is not timed (as flashinfer-bench's evaluator).
+      request.set_gate_trials(true);
       if (!cand.package.empty()) {
         const v1::BuildSpec& spec = w.job->solution->spec();
         request.set_artifact_path(cand.package);
@@ -719,9 +742,16 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
         request.set_value_returning(spec.has_destination_passing_style() &&
                                     !spec.destination_passing_style());
       }
+      v1::WorkerResult reported;  // the trials' outputs as the worker reported them
+      const std::string dir = cand.worker.dir;
+      auto on_checked = [&w, &reported, &dir](const v1::TrialOutputs& checked) {
+        *reported.add_trials() = checked;
+        return w.comparison->Compare(checked.trial(), /*recheck=*/false, {&reported, dir}) &&
+               w.comparison->verdict().status == v1::PASSED;
+      };
       run = CallRole(*cand.session, std::move(request),
                      cand.worker.dir, cand.worker.launch.log_path, /*last=*/k + 1 == ready.size(),
-                     on_stage, cancel);
+                     on_stage, cancel, on_checked);
     }
     const auto judged = absl::Now();
     node.metrics->VerdictStage("candidate", absl::ToDoubleSeconds(judged - t0));

@@ -62,10 +62,11 @@ constexpr std::chrono::milliseconds kLateWriteWindow(200);
 class Evaluation {
  public:
   Evaluation(const v1::WorkerRequest& request, const StageReporter& report,
-             const ExternalEntry* external)
+             const ExternalEntry* external, const TrialGate& gate)
       : request_(request),
         external_(external),
         report_(report),
+        gate_(gate),
         // The reference and baselines are kiln's own code, not candidates: no integrity checks.
         checks_(!request.disable_call_checks() && request.role() != "reference" &&
                 request.role() != "baseline"),
@@ -86,12 +87,16 @@ class Evaluation {
   void KeepCandidateBuffers() {
     if (checks_) (void)tensors_.release();
   }
+  // Whether the harness stopped the request at a trial's gate (request.gate_trials).
+  bool stopped() const { return stopped_; }
 
  private:
   // Fresh inputs for trial t, then the checked call and the determinism call.
   absl::Status PrepareTrial(int trial);
   absl::Status CheckedCall(int trial);
   absl::Status DeterminismCall(int trial);
+  // request.gate_trials: the harness judges the trial's checked outputs before it is timed.
+  absl::Status Gate(int trial);
   // integrity.work_after_return: the current outputs must not change while kiln waits.
   // Rejects when an output differs from `at_return` (its checksums as the call returned) once
   // `window` has passed since `returned`.
@@ -126,6 +131,8 @@ class Evaluation {
   const v1::WorkerRequest& request_;
   const ExternalEntry* const external_;
   const StageReporter& report_;
+  const TrialGate& gate_;
+  bool stopped_ = false;
   const bool checks_;
   const bool nondeterministic_;
   const bool inplace_;
@@ -146,7 +153,11 @@ class Evaluation {
   v1::WorkerResult result_;
   // Seconds by part of the request (CostReport).
   struct Costs {
-    double inputs = 0, write = 0, flush = 0, timed = 0, span_ms = 0, before = 0, after = 0;
+    double inputs = 0, write = 0, gate = 0, flush = 0, timed = 0, span_ms = 0, before = 0,
+           after = 0;
+    // The parts of the checks after every call (checked and timed): waiting for the device,
+    // the input checksums, the other threads' CPU accounting, the timed outputs' checksums.
+    double sync = 0, input_sums = 0, window = 0, output_sums = 0;
     int timed_calls = 0;
   } costs_;
 };
@@ -187,6 +198,9 @@ std::string Evaluation::CostReport() const {
   const Costs& c = costs_;
   std::string out = absl::StrFormat("inputs %.1f ms, outputs written %.1f ms", c.inputs * 1e3,
                                     c.write * 1e3);
+  if (request_.gate_trials()) {
+    absl::StrAppendFormat(&out, ", judged at the gates %.1f ms", c.gate * 1e3);
+  }
   if (c.timed_calls > 0) {
     absl::StrAppendFormat(&out,
                           "; %d timed calls: flush %.1f ms, timer around the calls %.1f ms (the "
@@ -195,6 +209,10 @@ std::string Evaluation::CostReport() const {
                           c.timed_calls, c.flush * 1e3, c.timed * 1e3, c.span_ms, c.before * 1e3,
                           c.after * 1e3);
   }
+  absl::StrAppendFormat(&out,
+                        "; after every call: device sync %.1f ms, input checksums %.1f ms, other "
+                        "threads' CPU %.1f ms, timed outputs' checksums %.1f ms",
+                        c.sync * 1e3, c.input_sums * 1e3, c.window * 1e3, c.output_sums * 1e3);
   return out;
 }
 
@@ -260,7 +278,23 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   Report("verify", trial);
   s = CheckedCall(trial);
   if (s.ok()) s = DeterminismCall(trial);
+  if (s.ok()) s = Gate(trial);
   return s;
+}
+
+absl::Status Evaluation::Gate(int trial) {
+  if (!request_.gate_trials()) return absl::OkStatus();
+  if (!gate_) return absl::InvalidArgumentError("request.gate_trials: this worker has no gate");
+  const auto t0 = Clock::now();
+  // The trial's outputs are still those of its checked call: the second call wrote its own
+  // buffers, and the files were written from the checked call's.
+  absl::StatusOr<bool> go = gate_(result_.trials(result_.trials_size() - 1));
+  costs_.gate += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!go.ok()) return go.status();
+  if (*go) return absl::OkStatus();
+  stopped_ = true;
+  return absl::AbortedError(absl::StrCat("the harness found the outputs of trial ", trial,
+                                         " incorrect: not timed"));
 }
 
 absl::Status Evaluation::CheckedCall(int trial) {
@@ -365,7 +399,9 @@ absl::StatusOr<std::string> Evaluation::DifferingOutput(bool within_tolerance) {
 
 absl::Status Evaluation::CheckTimedOutputs() {
   if (!checks_ || inplace_ || nondeterministic_) return absl::OkStatus();
+  const auto t0 = Clock::now();
   absl::StatusOr<std::string> differs = DifferingOutput(false);
+  costs_.output_sums += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!differs.ok() || differs->empty()) return differs.status();
   return Rejected(integrity::Reason(
       integrity::kStaleOutput,
@@ -490,13 +526,20 @@ absl::Status Evaluation::CheckCall(const std::string& what) {
     }
     return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
   }
+  const auto t0 = Clock::now();
   absl::Status s = device_->Synchronize();
   if (!s.ok()) return s;
   // Up to the device's idle point: on a GPU the call returns before its work ends.
-  const double call_ms = std::chrono::duration<double, std::milli>(Clock::now() - call_start_).count();
+  const auto t1 = Clock::now();
+  const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
   s = tensors_->CheckInputsUnchanged(input_checksums_);
+  const auto t2 = Clock::now();
+  costs_.sync += std::chrono::duration<double>(t1 - t0).count();
+  costs_.input_sums += std::chrono::duration<double>(t2 - t1).count();
   if (!s.ok() || !checks_) return s;
-  return helpers_.CheckWindow(call_ms, what);
+  s = helpers_.CheckWindow(call_ms, what);
+  costs_.window += std::chrono::duration<double>(Clock::now() - t2).count();
+  return s;
 }
 
 absl::Status Evaluation::VerifyOnly() {
@@ -578,14 +621,16 @@ uint64_t TrialSeed(const v1::WorkerRequest& request, int trial) {
 }
 
 v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report,
-                          const ExternalEntry* external) {
+                          const ExternalEntry* external, const TrialGate& gate) {
   if (request.measure_peak_bandwidth()) return MeasureBandwidth(request);
-  Evaluation evaluation(request, report, external);
+  Evaluation evaluation(request, report, external, gate);
   absl::Status s = evaluation.Setup();
   if (s.ok()) s = request.measure() ? evaluation.Measure() : evaluation.VerifyOnly();
   v1::WorkerResult result = std::move(evaluation.result());
   std::fprintf(stderr, "kiln-worker: cost: %s\n", evaluation.CostReport().c_str());
-  if (s.ok()) {
+  if (s.ok() || evaluation.stopped()) {
+    // Stopped at a gate: ran cleanly; the harness has the verdict.
+    if (!s.ok()) std::fprintf(stderr, "kiln-worker: %s\n", std::string(s.message()).c_str());
     result.set_status(v1::PASSED);
   } else {
     result.set_status(FailureStatus(s));

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "kiln/abi.h"
 #include "kiln/v1/worker.pb.h"
 
@@ -44,12 +45,19 @@ inline constexpr int kExternalRejected = 2;         // REJECTED: `explain` names
 inline constexpr int kExternalIncorrectShape = 3;   // INCORRECT_SHAPE
 inline constexpr int kExternalIncorrectDtype = 4;   // INCORRECT_DTYPE
 
+// request.gate_trials: called with each trial's checked outputs once they are written, before
+// the trial is timed; true: time it and go on; false: stop (the result is then PASSED with the
+// trials so far and no timing); an error fails the request.
+using TrialGate = std::function<absl::StatusOr<bool>(const v1::TrialOutputs& checked)>;
+
 // Runs the request. Never fails as a function: every failure becomes the result's status
 // (RUNTIME_ERROR, or REJECTED for an integrity check) and error, with the trials completed so
 // far. PASSED means "ran cleanly".
 // `external` (optional) replaces request.artifact_path/symbol.
+// `gate` is required when request.gate_trials is set.
 v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter& report,
-                          const ExternalEntry* external = nullptr);
+                          const ExternalEntry* external = nullptr,
+                          const TrialGate& gate = nullptr);
 
 // The input seed of trial t: request.trial_seeds[t]; trials beyond the list (a timing protocol
 // that runs more trials than seeds were sent) derive a fresh seed from the list.

@@ -80,7 +80,8 @@ int main() {
         break;
     }
     bool passed = false;
-    const int code = kiln::ServeWorkerRequest(request, kiln::kWorkerEventFd, nullptr, nullptr,
+    const int code = kiln::ServeWorkerRequest(request, kiln::kWorkerRequestFd,
+                                              kiln::kWorkerEventFd, nullptr, nullptr,
                                               &passed);
     if (code != 0 || !passed) Exit(code);
   }

@@ -71,7 +71,8 @@ int Serve(kiln_entry entry, kiln_entry collect, bool collect_timed_calls) {
   external.collect_timed_calls = collect_timed_calls;
   external.explain = TakeFailureNote;
   last_passed = false;
-  const int code = kiln::ServeWorkerRequest(Request(), kiln::kWorkerEventFd, &external,
+  const int code = kiln::ServeWorkerRequest(Request(), kiln::kWorkerRequestFd,
+                                            kiln::kWorkerEventFd, &external,
                                             TakeFailureNote, &last_passed);
   std::fflush(nullptr);
   return code;

@@ -32,7 +32,7 @@ NextRequest ReadNextWorkerRequest(int request_fd, v1::WorkerRequest* request) {
   return NextRequest::kRequest;
 }
 
-int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
+int ServeWorkerRequest(const v1::WorkerRequest& request, int request_fd, int event_fd,
                        const ExternalEntry* external,
                        const std::function<std::string()>& explain, bool* passed) {
   std::fprintf(stderr, "kiln-worker: %s role, %s backend, %s\n", request.role().c_str(),
@@ -53,7 +53,25 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
     event.mutable_status()->set_trial(trial);
     WriteFramed(event_fd, event);
   };
-  v1::WorkerResult result = Evaluate(request, send_status, external);
+  // request.gate_trials: the trial's checked outputs go to the harness, whose answer comes on the
+  // request pipe before the trial is timed.
+  TrialGate gate = [request_fd, event_fd, &since](const v1::TrialOutputs& checked)
+      -> absl::StatusOr<bool> {
+    v1::WorkerEvent event;
+    *event.mutable_checked() = checked;
+    if (!WriteFramed(event_fd, event)) {
+      return absl::InternalError("cannot send the checked outputs to the harness");
+    }
+    v1::WorkerGate answer;
+    if (!ReadFramed(request_fd, &answer, 1u << 10)) {
+      return absl::InternalError("no answer from the harness at the gate of trial " +
+                                 std::to_string(checked.trial()));
+    }
+    std::fprintf(stderr, "kiln-worker: trial %d judged: %s (+%.1f ms)\n", checked.trial(),
+                 answer.go() ? "go on" : "incorrect, stop", since());
+    return answer.go();
+  };
+  v1::WorkerResult result = Evaluate(request, send_status, external, gate);
   std::fprintf(stderr, "kiln-worker: result after %.1f ms\n", since());
   if (passed != nullptr) *passed = result.status() == v1::PASSED;
   if (result.status() != v1::PASSED && explain) {

@@ -22,12 +22,13 @@ constexpr int kWorkerEventFd = 4;
 enum class NextRequest { kRequest, kEnd, kMalformed };
 NextRequest ReadNextWorkerRequest(int request_fd, v1::WorkerRequest* request);
 
-// Evaluates `request` (with `external` as the solution when set), sending events to `event_fd`.
+// Evaluates `request` (with `external` as the solution when set), sending events to `event_fd`;
+// the answers at its trials' gates (request.gate_trials) are read from `request_fd`.
 // Returns the process exit code: 0 once the result is sent, 3 when it cannot be.
 // `explain`, when set, says why an in-process solution failed (the Python exception); it is
 // appended to the error of a failed result. `passed` (optional) is set when the result sent was
 // PASSED: only then may the process serve another request.
-int ServeWorkerRequest(const v1::WorkerRequest& request, int event_fd,
+int ServeWorkerRequest(const v1::WorkerRequest& request, int request_fd, int event_fd,
                        const ExternalEntry* external,
                        const std::function<std::string()>& explain = nullptr,
                        bool* passed = nullptr);

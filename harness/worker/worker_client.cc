@@ -197,14 +197,33 @@ std::string WorkerOutputPath(const std::string& output_dir, int trial, const std
   return absl::StrCat(output_dir.empty() ? "." : output_dir, "/t", trial, "_", name, ".bin");
 }
 
-absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result) {
+absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,
+                               const GateRecord& gates) {
   const v1::Definition& def = request.definition();
+  if (request.gate_trials()) {
+    if (result.trials_size() != static_cast<int>(gates.reported.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker result: ", result.trials_size(), " trials, ",
+                       gates.reported.size(), " reported at the gates"));
+    }
+    for (int t = 0; t < result.trials_size(); ++t) {
+      if (result.trials(t).SerializeAsString() != gates.reported[t].SerializeAsString()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "worker result: trials[", t, "] differs from what was reported at its gate"));
+      }
+    }
+    if (gates.stopped && result.has_timing()) {
+      return absl::InvalidArgumentError(
+          "worker result: timed after the harness stopped it at a gate");
+    }
+  }
   if (!request.measure() && result.trials_size() != request.trial_seeds_size()) {
     return absl::InvalidArgumentError(absl::StrCat("worker result: ", result.trials_size(),
                                                    " trials for ", request.trial_seeds_size(),
                                                    " trial seeds"));
   }
-  if (request.measure() && (result.trials_size() == 0 || !result.has_timing() ||
+  const bool stopped = request.gate_trials() && gates.stopped;
+  if (request.measure() && !stopped && (result.trials_size() == 0 || !result.has_timing() ||
                             result.timing().trials() != result.trials_size())) {
     return absl::InvalidArgumentError(absl::StrCat("worker result: ", result.trials_size(),
                                                    " trials measured, timing claims ",
@@ -256,6 +275,13 @@ std::string WithLogTail(const std::string& error, const WorkerLaunch& launch) {
 
 // What one request's exchange saw.
 struct WorkerSession::CallState {
+  const v1::WorkerRequest* request = nullptr;
+  const std::function<void(const v1::WorkerStatus&)>* on_status = nullptr;
+  const GateFn* on_checked = nullptr;
+  // Bytes for the request pipe: the request, then the answers at its gates.
+  std::string outgoing;
+  size_t sent = 0;
+  GateRecord gates;
   std::optional<v1::WorkerResult> result;
   std::optional<v1::WorkerStatus> last_status;
   bool malformed = false;
@@ -328,8 +354,7 @@ void WorkerSession::WatchLog(CallState& st) {
   kill_ = true;
 }
 
-void WorkerSession::ReadEvents(CallState& st,
-                               const std::function<void(const v1::WorkerStatus&)>& on_status) {
+void WorkerSession::ReadEvents(CallState& st) {
   char chunk[1 << 16];
   // Bounded, so that a worker flooding the pipe cannot keep cancellation from being seen.
   for (int reads = 0; reads < 64 && event_fd_->get() >= 0; ++reads) {
@@ -341,12 +366,11 @@ void WorkerSession::ReadEvents(CallState& st,
       return;
     }
     buffer_.append(chunk, static_cast<size_t>(n));
-    ParseFrames(st, on_status);
+    ParseFrames(st);
   }
 }
 
-void WorkerSession::ParseFrames(CallState& st,
-                                const std::function<void(const v1::WorkerStatus&)>& on_status) {
+void WorkerSession::ParseFrames(CallState& st) {
   size_t offset = 0;
   while (!st.malformed && buffer_.size() - offset >= 4) {
     uint32_t size = GetLe32(buffer_.data() + offset);
@@ -368,7 +392,23 @@ void WorkerSession::ParseFrames(CallState& st,
     }
     if (event.has_status()) {
       st.last_status = event.status();
-      if (on_status) on_status(event.status());
+      if (*st.on_status) (*st.on_status)(event.status());
+    } else if (event.has_checked()) {
+      // Only a gated request's trials, in order, and none after a stop.
+      if (!st.request->gate_trials() || *st.on_checked == nullptr || st.gates.stopped ||
+          event.checked().trial() != static_cast<int>(st.gates.reported.size())) {
+        st.malformed = true;
+        break;
+      }
+      st.gates.reported.push_back(event.checked());
+      const bool go = (*st.on_checked)(st.gates.reported.back());
+      st.gates.stopped = !go;
+      v1::WorkerGate answer;
+      answer.set_go(go);
+      std::string frame(4, '\0');
+      answer.AppendToString(&frame);
+      PutLe32(static_cast<uint32_t>(frame.size() - 4), frame.data());
+      st.outgoing += frame;
     } else if (event.has_result()) {
       st.result = std::move(*event.mutable_result());
     }
@@ -382,14 +422,24 @@ void WorkerSession::ParseFrames(CallState& st,
 
 v1::WorkerResult WorkerSession::Call(const v1::WorkerRequest& request,
                                      const std::function<void(const v1::WorkerStatus&)>& on_status,
-                                     const std::atomic<bool>* cancel, bool last) {
+                                     const std::atomic<bool>* cancel, bool last,
+                                     const GateFn& on_checked) {
   if (!open_) return Failure(v1::RUNTIME_ERROR, "the worker has ended: it takes no more requests");
-  std::string frame(4, '\0');
+  if (request.gate_trials() && on_checked == nullptr) {
+    return Failure(v1::RUNTIME_ERROR, "a gated worker request needs a judge at its gates");
+  }
+  CallState st;
+  st.request = &request;
+  st.on_status = &on_status;
+  st.on_checked = &on_checked;
+  std::string& frame = st.outgoing;
+  frame.assign(4, '\0');
   if (!request.AppendToString(&frame) || frame.size() - 4 > UINT32_MAX) {
     return Failure(v1::RUNTIME_ERROR, "the worker request cannot be serialized");
   }
   PutLe32(static_cast<uint32_t>(frame.size() - 4), frame.data());
-  CallState st;
+  // The request pipe stays open after a last request that is gated, for the gates' answers.
+  const bool close_after_request = last && !request.gate_trials();
   // Bytes the worker sent while it had no request are not an answer to this one.
   if (!buffer_.empty()) {
     st.malformed = true;
@@ -401,7 +451,7 @@ v1::WorkerResult WorkerSession::Call(const v1::WorkerRequest& request,
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  size_t sent = 0;
+  size_t& sent = st.sent;
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, launch_.timeout_s) * 1e6));
@@ -449,9 +499,11 @@ v1::WorkerResult WorkerSession::Call(const v1::WorkerRequest& request,
         }
         sent += static_cast<size_t>(w);
       }
-      if (sent == frame.size() && last) request_fd_->Close();  // end of requests
+      if (sent == frame.size() && close_after_request) request_fd_->Close();  // end of requests
     }
-    if (fds[0].revents != 0) ReadEvents(st, on_status);
+    if (fds[0].revents != 0) ReadEvents(st);
+    // A last gated request: its result ends the requests.
+    if (st.result && last && request_fd_->get() >= 0) request_fd_->Close();
   }
   timespec zero{};
   while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
@@ -460,7 +512,7 @@ v1::WorkerResult WorkerSession::Call(const v1::WorkerRequest& request,
 
   const bool killed = kill_.load();
   if (st.result && !killed && !last && st.result->status() == v1::PASSED && !done_.load()) {
-    absl::Status claims = CheckResultClaims(request, *st.result);
+    absl::Status claims = CheckResultClaims(request, *st.result, st.gates);
     if (claims.ok()) return *std::move(st.result);
     open_ = false;
     kill_ = true;
@@ -498,7 +550,7 @@ v1::WorkerResult WorkerSession::Interpret(const v1::WorkerRequest& request,
                     process.exit_code == 0;
   if (st.result && clean_exit) {
     if (st.result->status() == v1::PASSED) {
-      absl::Status claims = CheckResultClaims(request, *st.result);
+      absl::Status claims = CheckResultClaims(request, *st.result, st.gates);
       if (!claims.ok()) return Failure(v1::REJECTED, std::string(claims.message()));
     }
     // A solution that returned non-zero usually printed why (the TVM-FFI entries print the

@@ -70,13 +70,20 @@ class WorkerSession {
   WorkerSession(const WorkerSession&) = delete;
   WorkerSession& operator=(const WorkerSession&) = delete;
 
+  // Judges one trial's checked outputs of a gated request (WorkerRequest.gate_trials), on this
+  // thread while the worker waits: true lets the worker time the trial and go on, false stops it.
+  using GateFn = std::function<bool(const v1::TrialOutputs& checked)>;
+
   // Sends `request`, relays its status events (on this thread) and returns its result.
   // `last`: no request follows; the worker's exit is awaited and a PASSED result needs a clean
   // one, exactly as RunWorker. Otherwise a PASSED result is checked (CheckResultClaims) and the
   // worker stays, waiting for the next request, with no time limit running.
+  // A gated request needs `on_checked`; a worker that reports checked outputs of a request that
+  // is not gated, out of order or after being stopped has sent a malformed message.
   v1::WorkerResult Call(const v1::WorkerRequest& request,
                         const std::function<void(const v1::WorkerStatus&)>& on_status,
-                        const std::atomic<bool>* cancel, bool last);
+                        const std::atomic<bool>* cancel, bool last,
+                        const GateFn& on_checked = nullptr);
   // Whether the worker can take another request.
   bool open() const { return open_; }
   // Whether its process still runs.
@@ -87,8 +94,8 @@ class WorkerSession {
   struct CallState;
   explicit WorkerSession(WorkerLaunch launch);
   void WatchLog(CallState& st);
-  void ReadEvents(CallState& st, const std::function<void(const v1::WorkerStatus&)>& on_status);
-  void ParseFrames(CallState& st, const std::function<void(const v1::WorkerStatus&)>& on_status);
+  void ReadEvents(CallState& st);
+  void ParseFrames(CallState& st);
   v1::WorkerResult Interpret(const v1::WorkerRequest& request, const ProcessResult& process,
                              CallState& st);
 
@@ -115,11 +122,21 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
 // ("." when output_dir is empty), raw little-endian bytes, row-major.
 std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name);
 
+// What the harness saw at the gates of a gated request (WorkerRequest.gate_trials): the checked
+// outputs reported, in order, and whether it stopped the worker at the last of them.
+struct GateRecord {
+  std::vector<v1::TrialOutputs> reported;
+  bool stopped = false;
+};
+
 // The claims of a result that says PASSED, checked against the request: one TrialOutputs per
 // trial in order (one per trial seed when verifying only), each with exactly the definition's
-// outputs at WorkerOutputPath, and a TimingResult when measuring. A PASSED result that fails
-// them was not written by an honest worker; RunWorker reports it as REJECTED with this reason.
-absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result);
+// outputs at WorkerOutputPath, and a TimingResult when measuring. A gated request's trials are
+// exactly those reported at its gates, and one stopped at a gate has no timing. A PASSED result
+// that fails them was not written by an honest worker; RunWorker reports it as REJECTED with
+// this reason.
+absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,
+                               const GateRecord& gates = {});
 
 }  // namespace kiln
 

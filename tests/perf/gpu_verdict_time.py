@@ -8,6 +8,8 @@ Cases (RMSNorm, hidden 4096, the flashinfer-trace workloads batch 7, 64 and 1441
              reference is used), the tuned CUDA RMSNorm
   python     definition rmsnorm_h4096 (its Python reference, torch on the node), same candidate
   triton     definition rmsnorm_h4096, the Triton RMSNorm (tests/gpu/solutions/rmsnorm_h4096_triton)
+  wrong      definition rmsnorm_h4096, a Triton RMSNorm with a wrong result (expected
+             INCORRECT_NUMERICAL: the time an incorrect verdict takes)
 Measured per case: the first submission (primes the compile cache and reference timings), then
 WARM submissions of the same source (compile cache hit): median wall time of `kiln submit`
 (a CLI process, the gRPC call, the whole verdict). Cold compile: new CUDA sources (a comment
@@ -208,6 +210,10 @@ def median(values):
     return round(statistics.median(values), 3) if values else None
 
 
+# The verdict each case must get.
+EXPECTED = {"wrong": "INCORRECT_NUMERICAL"}
+
+
 def measure(node, files, work, warm, budget, results, label, cold, throughput):
     out = results.setdefault(label, {})
     native_def, native_jsonl = "perf_rmsnorm_h4096", files["perf_rmsnorm_h4096"][1]
@@ -219,6 +225,9 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
                                                      label + "_python")),
         ("triton", python_def, python_jsonl, variant("rmsnorm_h4096_triton", python_def, work,
                                                      label + "_triton")),
+        # An incorrect candidate: judged before its first trial would be timed (INCORRECT).
+        ("wrong", python_def, python_jsonl, variant("rmsnorm_h4096_triton_wrong", python_def,
+                                                    work, label + "_wrong")),
     ]
     for case, definition, jsonl, folder in cases:
         if budget.left() < 60:
@@ -296,9 +305,13 @@ def nvcc_seconds(work, details):
     nvcc = next((p for p in found if p and os.path.exists(p)), None)
     if nvcc is None:
         return None, "nvcc not found"
+    # kiln's command line for an H200 (harness/compile/nvcc_toolchain.cc): sm_90a SASS and
+    # compute_90 PTX, so nvcc compiles the source twice.
     cmd = [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-I" + include,
-           "-Xptxas", "-v", "--expt-relaxed-constexpr", "-gencode",
-           "arch=compute_90,code=sm_90", "-cudart", "shared", src, "-o", out]
+           "-isystem", os.path.join(include, "kiln", "tvm_ffi_compat"),
+           "-Xptxas", "-v", "--expt-relaxed-constexpr",
+           "-gencode", "arch=compute_90a,code=sm_90a",
+           "-gencode", "arch=compute_90,code=compute_90", "-cudart", "shared", src, "-o", out]
     times = []
     for _ in range(2):
         start = time.monotonic()
@@ -358,23 +371,29 @@ def main():
         json.dump(results, f, indent=1)
     failed = []
     lines = [f"## kiln time to verdict ({results['date']}, {results['node']})", "",
-             f"nvcc alone (tuned RMSNorm, sm_90): {nvcc_s} s", "",
+             f"nvcc alone (tuned RMSNorm, kiln's flags: sm_90a + compute_90 PTX): {nvcc_s} s",
+             "",
              "| setup | case | reference | first submission s | warm median s | warm runs | "
              "statuses |",
              "|---|---|---|---|---|---|---|"]
     for label, _, _, _ in setups:
-        for case in ("native", "python", "triton"):
+        for case in ("native", "python", "triton", "wrong"):
             c = results.get(label, {}).get(case)
             if not c:
                 continue
             lines.append(f"| {label} | {case} | {'/'.join(c.get('reference_source') or [])} | "
                          f"{c['first']['wall_s']} | {c['warm_median_s']} | {len(c['warm'])} | "
                          f"{', '.join(c['statuses'])} |")
-            failed += [f"{label} {case}: {s}" for s in c["statuses"] if s != "PASSED"]
+            expected = EXPECTED.get(case, "PASSED")
+            failed += [f"{label} {case}: {s}" for s in c["statuses"] if s != expected]
     k = results.get("kiln", {})
     if "cold" in k:
         lines += ["", f"cold compile (new source): median {k['cold']['median_s']} s, kiln "
                       f"compile stage median {k['cold']['compile_s_median']} s"]
+        warm = k.get("native", {}).get("warm_median_s")
+        if warm is not None and nvcc_s is not None:
+            lines.append(f"cold over warm (native case): {round(k['cold']['median_s'] - warm, 3)} s "
+                         f"against nvcc alone + 0.3 s = {round(nvcc_s + 0.3, 3)} s")
     for key in ("queued16_cold", "queued16_warm", "batch16_warm"):
         if key in k:
             q = k[key]

@@ -119,6 +119,41 @@ TEST_CASE("a candidate whose worker fails a workload gets a fresh process for th
   CHECK(markers["w0"] != markers["w2"]);
 }
 
+TEST_CASE("a workload whose outputs are wrong is not timed, and its process serves the next") {
+  TestNode node;
+  // Wrong on the 2048 workload only: judged at the gate of its first trial, never timed.
+  v1::Solution s = VectorAddSolution("wrong_middle", R"(
+    if (i == 0) { std::printf("kiln-test process %p\n", (void*)&marker); std::fflush(stdout); }
+    c[i] = args[0].shape[0] == 2048 ? a[i] - b[i] : a[i] + b[i];)",
+                                     "#include <cstdio>\nstatic int marker;\n");
+  EvaluateOutcome out = Evaluate(node.stub(), ThreeWorkloads(s));
+  REQUIRE(out.status.ok());
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(out.run().run_id());
+  v1::Run run;
+  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
+  REQUIRE(run.traces_size() == 3);
+  const v1::Trace& wrong = run.traces(1);
+  CHECK(wrong.evaluation().status() == v1::INCORRECT_NUMERICAL);
+  CHECK_THAT(wrong.kiln().reason(), Catch::Contains("output 'c' trial 0"));
+  CHECK(wrong.evaluation().correctness().max_absolute_error() > 0);
+  CHECK_FALSE(wrong.evaluation().has_performance());
+  CHECK(wrong.kiln().timing().sample_count() == 0);
+  CHECK(run.traces(0).evaluation().status() == v1::PASSED);
+  CHECK(run.traces(2).evaluation().status() == v1::PASSED);
+  CHECK(run.traces(2).kiln().timing().sample_count() > 0);
+  auto logs = testing::WorkerLogs(node.stub(), run.run_id());
+  CHECK_THAT(logs["w1"], Catch::Contains("trial 0 judged: incorrect, stop"));
+  CHECK_THAT(logs["w1"], !Catch::Contains("timing, trial"));
+  CHECK_THAT(logs["w2"], Catch::Contains("timing, trial 0"));
+  // Stopped at a gate is no failure of the process: one process for all three.
+  auto markers = Processes(node, run);
+  REQUIRE(markers["w0"].size() == 1);
+  CHECK(markers["w0"] == markers["w1"]);
+  CHECK(markers["w0"] == markers["w2"]);
+}
+
 TEST_CASE("--warm-references=false gives every workload's reference a worker of its own") {
   HarnessOptions options;
   options.warm_references = false;

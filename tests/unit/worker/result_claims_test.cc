@@ -72,5 +72,48 @@ TEST_CASE("a measured result must carry its timing") {
   CHECK_FALSE(CheckResultClaims(request, result).ok());
 }
 
+TEST_CASE("a gated result's trials are those reported at its gates") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  request.set_measure(true);
+  request.set_gate_trials(true);
+  v1::WorkerResult result = HonestResult(request);
+  result.mutable_timing()->set_latency_ms(0.5);
+  result.mutable_timing()->set_trials(2);
+  GateRecord gates;
+  gates.reported = {result.trials(0), result.trials(1)};
+  CHECK(CheckResultClaims(request, result, gates).ok());
+  // One trial the harness never saw at a gate.
+  GateRecord one;
+  one.reported = {result.trials(0)};
+  absl::Status s = CheckResultClaims(request, result, one);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("2 trials, 1 reported at the gates"));
+  // A trial that says other than what its gate was shown.
+  GateRecord changed = gates;
+  changed.reported[1].mutable_outputs(0)->set_path("/jobs/7/out/elsewhere.bin");
+  s = CheckResultClaims(request, result, changed);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("trials[1] differs"));
+}
+
+TEST_CASE("a result stopped at a gate has the trials up to it and no timing") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  request.set_measure(true);
+  request.set_gate_trials(true);
+  v1::WorkerResult result = HonestResult(request);
+  result.mutable_trials()->RemoveLast();
+  GateRecord gates;
+  gates.reported = {result.trials(0)};
+  gates.stopped = true;
+  CHECK(CheckResultClaims(request, result, gates).ok());
+  // Not stopped, it would need its timing.
+  gates.stopped = false;
+  CHECK_FALSE(CheckResultClaims(request, result, gates).ok());
+  // Timed after the stop.
+  gates.stopped = true;
+  result.mutable_timing()->set_latency_ms(0.5);
+  result.mutable_timing()->set_trials(1);
+  absl::Status s = CheckResultClaims(request, result, gates);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("timed after the harness stopped it"));
+}
+
 }  // namespace
 }  // namespace kiln

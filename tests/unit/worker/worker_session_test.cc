@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "harness/common/files.h"
 #include "tests/unit/worker/worker_fixture.h"
@@ -37,6 +38,19 @@ v1::WorkerRequest Into(v1::WorkerRequest request, const WorkerJob& job, const st
 
 bool Alive(int pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 
+// A measured request whose trials are judged at gates (WorkerRequest.gate_trials).
+v1::WorkerRequest Gated(v1::WorkerRequest request) {
+  request.set_measure(true);
+  request.set_gate_trials(true);
+  v1::TimingConfig* config = request.mutable_timing();
+  config->set_mode("official");
+  config->set_trials(request.trial_seeds_size());
+  config->set_warmup(1);
+  config->set_iterations(3);
+  config->set_flush_bytes(1 << 20);
+  return request;
+}
+
 TEST_CASE("one worker serves a run's workloads one request after the other") {
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();
@@ -58,6 +72,82 @@ TEST_CASE("one worker serves a run's workloads one request after the other") {
   CHECK_FALSE(session->open());  // the last request: the worker has exited
   CHECK(ReadFloats(first.trials(0).outputs(0).path()).size() == 32);
   CHECK(ReadFloats(second.trials(0).outputs(0).path()).size() == 64);
+}
+
+TEST_CASE("a gated request is timed only after the harness judged each trial's outputs") {
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  std::vector<std::string> events;
+  auto on_status = [&events](const v1::WorkerStatus& s) {
+    events.push_back(s.stage() + ":" + std::to_string(s.trial()));
+  };
+  auto go = [&events](const v1::TrialOutputs& checked) {
+    // The trial's outputs are written when the gate is reached.
+    CHECK(ReadFloats(checked.outputs(0).path()).size() == 32);
+    events.push_back("gate:" + std::to_string(checked.trial()));
+    return true;
+  };
+  v1::WorkerResult result = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "add", {5, 6})), job, "w0"),
+      on_status, nullptr, /*last=*/false, go);
+  INFO(result.error());
+  REQUIRE(result.status() == v1::PASSED);
+  CHECK(result.trials_size() == 2);
+  CHECK(result.timing().sample_count() == 2 * 3);
+  CHECK(events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
+                                           "timing:0", "inputs:1", "verify:1", "gate:1",
+                                           "warmup:1", "timing:1"});
+  CHECK(session->open());
+}
+
+TEST_CASE("a worker stopped at a gate answers untimed and serves the next request") {
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  const int pid = session->pid();
+  std::vector<std::string> stages;
+  auto on_status = [&stages](const v1::WorkerStatus& s) { stages.push_back(s.stage()); };
+  int gates = 0;
+  auto stop = [&gates](const v1::TrialOutputs&) {
+    ++gates;
+    return false;
+  };
+  v1::WorkerResult stopped = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "add", {5, 6, 7})), job, "w0"),
+      on_status, nullptr, /*last=*/false, stop);
+  INFO(stopped.error());
+  REQUIRE(stopped.status() == v1::PASSED);
+  CHECK(gates == 1);
+  CHECK(stopped.trials_size() == 1);
+  CHECK_FALSE(stopped.has_timing());
+  CHECK(stages == std::vector<std::string>{"inputs", "verify"});  // never "timing"
+  CHECK(session->open());
+  // The next request, the last one and gated too, in the same process: its gates are answered
+  // on the request pipe before it is closed.
+  int later = 0;
+  auto go = [&later](const v1::TrialOutputs&) { return ++later > 0; };
+  v1::WorkerResult next = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 64), "add", {8})), job, "w1"), nullptr,
+      nullptr, /*last=*/true, go);
+  INFO(next.error());
+  REQUIRE(next.status() == v1::PASSED);
+  CHECK(later == 1);
+  CHECK(next.has_timing());
+  CHECK(session->pid() == pid);
+  CHECK_FALSE(session->open());
+  CHECK_THAT(job.ReadLog(), Catch::Contains("trial 0 judged: incorrect, stop"));
+}
+
+TEST_CASE("a gated request needs a judge at its gates") {
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  v1::WorkerResult result = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "add")), job, "w0"), nullptr,
+      nullptr, /*last=*/true);
+  CHECK(result.status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(result.error(), Catch::Contains("needs a judge at its gates"));
 }
 
 TEST_CASE("a result that is not PASSED ends the worker: the next request needs a new one") {
