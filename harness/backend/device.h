@@ -54,6 +54,10 @@ class Device : public TimedDevice {
   // Waits for the solution's stream only (ctx->stream), not for other work on the device; the
   // integrity checks compare what the outputs hold then with what they hold after Synchronize.
   virtual absl::Status SynchronizeStream() { return absl::OkStatus(); }
+  // After TimeCall, which waited for the whole device before it returned: reports a failure the
+  // timed call left behind (on CUDA a refused launch leaves no fault, only the thread's last
+  // error) without waiting for the device again. Default: Synchronize().
+  virtual absl::Status CheckAfterTimedCall() { return Synchronize(); }
   // What solutions receive as `ctx`: abi_version, backend and the native stream / device /
   // context handles (NULL on the host). Valid for the device's lifetime.
   virtual kiln_context Context() const = 0;

@@ -119,8 +119,9 @@ class Evaluation {
   // ctx->stream.
   absl::Status CheckUnjoinedTimedWork(const std::string& what);
   // Return code, device errors and input integrity of the last Call; then the helper threads'
-  // CPU time around it (`what` names the call in a rejection).
-  absl::Status CheckCall(const std::string& what);
+  // CPU time around it (`what` names the call in a rejection). `after_timer`: the call was
+  // timed, and the timer has waited for the device to be idle.
+  absl::Status CheckCall(const std::string& what, bool after_timer = false);
   // Whether the current outputs equal the checked call's: bitwise, or within the definition's
   // tolerances when it allows nondeterminism. Names the first output that differs.
   absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);
@@ -165,8 +166,15 @@ class Evaluation {
 // Forwards to the worker's device, adding up how long its flushes and timed calls took.
 class CostedDevice : public TimedDevice {
  public:
-  CostedDevice(TimedDevice& inner, double* flush_s, double* timed_s, double* span_ms, int* calls)
-      : inner_(inner), flush_s_(flush_s), timed_s_(timed_s), span_ms_(span_ms), calls_(calls) {}
+  // `timed` is set after every TimeCall that returned a sample: the timer waited for the device.
+  CostedDevice(TimedDevice& inner, double* flush_s, double* timed_s, double* span_ms, int* calls,
+               bool* timed)
+      : inner_(inner),
+        flush_s_(flush_s),
+        timed_s_(timed_s),
+        span_ms_(span_ms),
+        calls_(calls),
+        timed_(timed) {}
   absl::Status Flush(int64_t bytes) override {
     const auto t0 = Clock::now();
     absl::Status s = inner_.Flush(bytes);
@@ -179,6 +187,7 @@ class CostedDevice : public TimedDevice {
     absl::StatusOr<double> ms = inner_.TimeCall(call, throttled);
     *timed_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
     if (ms.ok()) *span_ms_ += *ms;
+    *timed_ = ms.ok();
     ++*calls_;
     return ms;
   }
@@ -192,6 +201,7 @@ class CostedDevice : public TimedDevice {
   double* timed_s_;
   double* span_ms_;
   int* calls_;
+  bool* timed_;
 };
 
 std::string Evaluation::CostReport() const {
@@ -519,7 +529,7 @@ absl::Status Evaluation::ExternalFailure(int code, const std::string& what) {
   }
 }
 
-absl::Status Evaluation::CheckCall(const std::string& what) {
+absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer) {
   if (last_return_ != 0) {
     if (external_ != nullptr) {
       return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
@@ -527,8 +537,15 @@ absl::Status Evaluation::CheckCall(const std::string& what) {
     return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
   }
   const auto t0 = Clock::now();
-  absl::Status s = device_->Synchronize();
-  if (!s.ok()) return s;
+  absl::Status s = after_timer ? device_->CheckAfterTimedCall() : device_->Synchronize();
+  if (!s.ok()) {
+    // Which call failed, kept with the status's code and payloads.
+    absl::Status named(s.code(), absl::StrCat(s.message(), " (", what, ")"));
+    s.ForEachPayload([&named](absl::string_view url, const absl::Cord& payload) {
+      named.SetPayload(url, payload);
+    });
+    return named;
+  }
   // Up to the device's idle point: on a GPU the call returns before its work ends.
   const auto t1 = Clock::now();
   const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
@@ -573,11 +590,14 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   work.call = [this] { return Call(/*timed=*/true); };
-  work.after_call = [this] {
+  // Whether the call before after_call was timed (a warmup call is not): the timer then waited
+  // for the device already.
+  bool after_timer = false;
+  work.after_call = [this, &after_timer] {
     const auto t0 = Clock::now();
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
-    absl::Status s = CheckCall(what);
+    absl::Status s = CheckCall(what, std::exchange(after_timer, false));
     if (s.ok()) s = CheckUnjoinedTimedWork(what);
     // A value-returning candidate's outputs of this call, collected now that the timer stopped.
     if (s.ok() && collect_timed_) s = Collect(what);
@@ -586,7 +606,7 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   CostedDevice costed(*device_, &costs_.flush, &costs_.timed, &costs_.span_ms,
-                      &costs_.timed_calls);
+                      &costs_.timed_calls, &after_timer);
   absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, costed, work);
   if (!timing.ok()) return timing.status();
   if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;

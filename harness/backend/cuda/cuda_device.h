@@ -53,6 +53,7 @@ class CudaDevice final : public Device {
   // Waits for all work on the device (a solution may use streams of its own; outputs are read
   // right after) and reports a failed launch of the solution (cudaGetLastError) or a fault.
   absl::Status Synchronize() override;
+  absl::Status CheckAfterTimedCall() override;
   kiln_context Context() const override;
   // On the GPU with kiln's kernels (device_kernels.h); UNIMPLEMENTED without them.
   absl::StatusOr<std::vector<uint64_t>> ChecksumOnDevice(

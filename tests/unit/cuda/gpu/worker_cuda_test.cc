@@ -78,6 +78,20 @@ TEST_CASE("a launch the GPU refuses is a runtime error", "[cuda]") {
   CHECK_THAT(result.error(), Catch::Contains("cudaError"));
 }
 
+TEST_CASE("a launch the GPU refuses during the timed calls is a runtime error", "[cuda]") {
+  // The timer has waited for the device; the refused launch left only the runtime's last error,
+  // which the check after each timed call reads without waiting again.
+  CudaJob job;
+  v1::WorkerRequest request = job.Request("bad_launch_later", 1000, {5});
+  request.set_measure(true);
+  *request.mutable_timing() = QuickOfficialTiming();
+  v1::WorkerResult result = job.Run(request);
+  CHECK(result.status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(result.error(), Catch::Contains("cudaError"));
+  // Caught after the timed call itself, not later by the recheck.
+  CHECK_THAT(result.error(), Catch::Contains("(timed call"));
+}
+
 TEST_CASE("an input changed on the GPU is rejected as input mutation", "[cuda]") {
   CudaJob job;
   v1::WorkerResult result = job.Run(job.Request("mutate_b", 1000, {5}));
