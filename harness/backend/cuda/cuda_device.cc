@@ -240,8 +240,11 @@ absl::Status CudaDevice::Synchronize() {
 absl::Status CudaDevice::CheckAfterTimedCall() {
   if (!failure_.ok()) return failure_;
   // TimeCall synchronized the device (a fault of the call was its error); what is left is a
-  // launch that failed without running. Waiting for the device again cost about 0.4 ms per
-  // call on an H200 (with CUPTI activity on) and waited for nothing of the call.
+  // launch that failed without running. Waiting for the device again would wait for nothing of
+  // the call, only for work launched after the timer stopped (which the output checksums that
+  // follow must not wait for either). On an H200 the first CUDA call after a CUPTI-timed call
+  // takes about 0.4 ms whichever call it is (cudaDeviceSynchronize or this one; measured
+  // 2026-12-02), so this does not make the check cheaper: see docs/verdict-time.md.
   return Check(rt_.GetLastError(), "a CUDA call of the solution");
 }
 
