@@ -48,20 +48,25 @@ std::map<std::string, std::set<std::string>> Processes(TestNode& node, const v1:
   return out;
 }
 
-v1::Run Passed(TestNode& node, const v1::EvaluateRequest& request) {
+// The run `request` made, as archived, whatever its verdict.
+v1::Run Evaluated(TestNode& node, const v1::EvaluateRequest& request) {
   EvaluateOutcome out = Evaluate(node.stub(), request);
   INFO(out.status.error_message());
   REQUIRE(out.status.ok());
-  v1::Run run = out.run();
-  INFO(run.reason());
-  REQUIRE(run.status() == v1::PASSED);
-  REQUIRE(run.traces_size() == request.workloads_size());
   grpc::ClientContext ctx;
   v1::GetRunRequest get;
-  get.set_run_id(run.run_id());
+  get.set_run_id(out.run().run_id());
   v1::Run archived;
   REQUIRE(node.stub().GetRun(&ctx, get, &archived).ok());
+  REQUIRE(archived.traces_size() == request.workloads_size());
   return archived;
+}
+
+v1::Run Passed(TestNode& node, const v1::EvaluateRequest& request) {
+  v1::Run run = Evaluated(node, request);
+  INFO(run.reason());
+  REQUIRE(run.status() == v1::PASSED);
+  return run;
 }
 
 // Folders of warm reference workers started on this node.
@@ -101,14 +106,7 @@ TEST_CASE("a candidate whose worker fails a workload gets a fresh process for th
     if (args[0].shape[0] == 2048) return 5;
     c[i] = a[i] + b[i];)",
                                      "#include <cstdio>\nstatic int marker;\n");
-  EvaluateOutcome out = Evaluate(node.stub(), ThreeWorkloads(s));
-  REQUIRE(out.status.ok());
-  grpc::ClientContext ctx;
-  v1::GetRunRequest get;
-  get.set_run_id(out.run().run_id());
-  v1::Run run;
-  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
-  REQUIRE(run.traces_size() == 3);
+  v1::Run run = Evaluated(node, ThreeWorkloads(s));
   CHECK(run.traces(0).evaluation().status() == v1::PASSED);
   CHECK(run.traces(1).evaluation().status() == v1::RUNTIME_ERROR);
   CHECK_THAT(run.traces(1).kiln().reason(), Catch::Contains("returned 5"));
@@ -126,14 +124,7 @@ TEST_CASE("a workload whose outputs are wrong is not timed, and its process serv
     if (i == 0) { std::printf("kiln-test process %p\n", (void*)&marker); std::fflush(stdout); }
     c[i] = args[0].shape[0] == 2048 ? a[i] - b[i] : a[i] + b[i];)",
                                      "#include <cstdio>\nstatic int marker;\n");
-  EvaluateOutcome out = Evaluate(node.stub(), ThreeWorkloads(s));
-  REQUIRE(out.status.ok());
-  grpc::ClientContext ctx;
-  v1::GetRunRequest get;
-  get.set_run_id(out.run().run_id());
-  v1::Run run;
-  REQUIRE(node.stub().GetRun(&ctx, get, &run).ok());
-  REQUIRE(run.traces_size() == 3);
+  v1::Run run = Evaluated(node, ThreeWorkloads(s));
   const v1::Trace& wrong = run.traces(1);
   CHECK(wrong.evaluation().status() == v1::INCORRECT_NUMERICAL);
   CHECK_THAT(wrong.kiln().reason(), Catch::Contains("output 'c' trial 0"));
