@@ -282,6 +282,7 @@ void Evaluation::RunOnDevice(int device_slot) {
                    "PutArtifact");
         }
         RememberIntegrityWarnings(result.detail);
+        ArchiveSamples(i, result.detail);
         // Outputs can be large; what matters is in the archive now.
         (void)RemoveTree(absl::StrCat(run_dir, "/w", i));
         RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
@@ -289,6 +290,27 @@ void Evaluation::RunOnDevice(int device_slot) {
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
   (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
   node_.metrics->EvaluationFinished(SecondsSince(started));
+}
+
+void Evaluation::ArchiveSamples(int i, v1::TraceDetail& detail) {
+  auto archive = [&](v1::TimingResult* timing, const std::string& name) {
+    if (timing->samples_ms().empty()) return;
+    std::string content = "{\"unit\": \"ms\", \"samples_ms\": [";
+    for (int s = 0; s < timing->samples_ms_size(); ++s) {
+      absl::StrAppend(&content, s == 0 ? "" : ", ", absl::StrFormat("%.9g", timing->samples_ms(s)));
+    }
+    content += "]}\n";
+    Archived(node_.archive->PutArtifact(run_id(), "samples", name, content).status(),
+             "PutArtifact");
+    timing->clear_samples_ms();
+  };
+  archive(detail.mutable_timing(), absl::StrCat("w", i));
+  archive(detail.mutable_reference_timing(), absl::StrCat("w", i, "_reference"));
+  for (v1::BaselineResult& b : *detail.mutable_baselines()) {
+    // The reference's own entry is the reference's timing, archived above.
+    if (b.name() != "reference") archive(b.mutable_timing(), absl::StrCat("w", i, "_", b.name()));
+    b.mutable_timing()->clear_samples_ms();
+  }
 }
 
 void Evaluation::RememberIntegrityWarnings(const v1::TraceDetail& detail) {

@@ -74,6 +74,9 @@ class Evaluation : public ScheduledRun {
   void DecideVerdict();
   // Keeps a definition's integrity.degenerate_definition flag (for `kiln defs list`).
   void RememberIntegrityWarnings(const v1::TraceDetail& detail);
+  // Moves the raw timing samples of workload `i` (candidate, reference, baselines) out of
+  // `detail` into the run's "samples" artifacts.
+  void ArchiveSamples(int i, v1::TraceDetail& detail);
   v1::EvaluateEvent FinalEvent();
   std::string WorkloadLabel(int index) const;
   // Logs a failed archive write; the run goes on (the client still gets its verdict).

@@ -391,7 +391,20 @@ class WebConsoleImpl final : public WebConsole {
       grpc::Status s = stub_->GetRun(&context, request, &run);
       if (!s.ok()) return Fail(req, res, s, "runs", token);
       if (WantsJson(req)) return Json(res, 200, ToJson(run));
-      std::string body = web::RunBody(run);
+      // The raw timing samples the harness archived for the run's workloads.
+      web::RunSamples samples;
+      for (const v1::ArtifactRef& a : run.artifacts()) {
+        if (a.kind() != "samples") continue;
+        grpc::ClientContext artifact_context;
+        Prepare(&artifact_context, token);
+        v1::GetArtifactRequest artifact_request;
+        artifact_request.set_sha256(a.sha256());
+        v1::Artifact artifact;
+        if (stub_->GetArtifact(&artifact_context, artifact_request, &artifact).ok()) {
+          samples[a.name()] = web::ParseSamplesArtifact(artifact.content());
+        }
+      }
+      std::string body = web::RunBody(run, samples);
       // The same principal's previous run of the definition, and what changed in the sources.
       std::string previous = PreviousRun(run, token);
       std::string diff;

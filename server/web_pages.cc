@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "absl/time/time.h"
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
+#include "nlohmann/json.hpp"
 
 namespace kiln::web {
 
@@ -76,14 +78,40 @@ double LogX(double ms, double lo, double hi, double x0, double x1) {
   return x0 + std::clamp(t, 0.0, 1.0) * (x1 - x0);
 }
 
-// One box (q1..q3), whiskers (min..max) and median of `t` in row `y` (height h).
-std::string Box(const v1::TimingResult& t, double lo, double hi, double x0, double x1, double y,
-                double h, const char* fill, const std::string& label) {
-  const double min = t.min_ms() > 0 ? t.min_ms() : t.latency_ms();
-  const double max = t.max_ms() > 0 ? t.max_ms() : t.latency_ms();
-  const double q1 = t.q1_ms() > 0 ? t.q1_ms() : min;
-  const double q3 = t.q3_ms() > 0 ? t.q3_ms() : max;
-  const double med = t.median_ms() > 0 ? t.median_ms() : t.latency_ms();
+// What a box is drawn from: the raw samples' order statistics, or the trace's summary.
+struct BoxStats {
+  double min = 0, q1 = 0, median = 0, q3 = 0, max = 0;
+  const std::vector<double>* samples = nullptr;  // drawn as dots when set
+};
+
+// The q-quantile of sorted `v` (linear interpolation between closest ranks).
+double Quantile(const std::vector<double>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+BoxStats StatsOf(const v1::TimingResult& t, const std::vector<double>* sorted) {
+  BoxStats b;
+  if (sorted != nullptr && !sorted->empty()) {
+    b = {sorted->front(), Quantile(*sorted, 0.25), Quantile(*sorted, 0.5), Quantile(*sorted, 0.75),
+         sorted->back(), sorted};
+    return b;
+  }
+  b.min = t.min_ms() > 0 ? t.min_ms() : t.latency_ms();
+  b.max = t.max_ms() > 0 ? t.max_ms() : t.latency_ms();
+  b.q1 = t.q1_ms() > 0 ? t.q1_ms() : b.min;
+  b.q3 = t.q3_ms() > 0 ? t.q3_ms() : b.max;
+  b.median = t.median_ms() > 0 ? t.median_ms() : t.latency_ms();
+  return b;
+}
+
+// One box (q1..q3), whiskers (min..max) and median of `s` in row `y` (height h); with raw
+// samples, every sample as a dot across the row (a deterministic spread so that equal values
+// stay visible).
+std::string Box(const BoxStats& s, double lo, double hi, double x0, double x1, double y, double h,
+                const char* fill, const std::string& label) {
+  const double min = s.min, max = s.max, q1 = s.q1, q3 = s.q3, med = s.median;
   const double mid = y + h / 2;
   const double bx = LogX(q1, lo, hi, x0, x1);
   const double bw = std::max(2.0, LogX(q3, lo, hi, x0, x1) - bx);
@@ -100,6 +128,21 @@ std::string Box(const v1::TimingResult& t, double lo, double hi, double x0, doub
                         "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                         "stroke=\"#1d2330\" stroke-width=\"2\"/>",
                         mx, y, mx, y + h);
+  if (s.samples != nullptr) {
+    // At most 2000 dots: beyond that, every k-th sample in sorted order (the box and whiskers
+    // still come from all of them).
+    const size_t n = s.samples->size();
+    const size_t step = std::max<size_t>(1, (n + 1999) / 2000);
+    absl::StrAppendFormat(&out, "<g class=\"samples\" fill=\"%s\" fill-opacity=\"0.45\"><title>%s: %d "
+                                "samples</title>",
+                          fill, XmlEscape(label), n);
+    for (size_t i = 0; i < n; i += step) {
+      const double jitter = static_cast<double>((i * 2654435761u) % 1000) / 1000.0;
+      absl::StrAppendFormat(&out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>",
+                            LogX((*s.samples)[i], lo, hi, x0, x1), y + 2 + jitter * (h - 4));
+    }
+    out += "</g>";
+  }
   return out;
 }
 
@@ -332,12 +375,37 @@ std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query)
   return out;
 }
 
-std::string LatencyChart(const v1::Run& run) {
+std::vector<double> ParseSamplesArtifact(const std::string& content) {
+  std::vector<double> out;
+  nlohmann::json doc = nlohmann::json::parse(content, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("samples_ms") || !doc["samples_ms"].is_array()) return out;
+  for (const nlohmann::json& v : doc["samples_ms"]) {
+    if (v.is_number() && v.get<double>() > 0) out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+std::string LatencyChart(const v1::Run& run, const RunSamples& samples) {
   double lo = 0, hi = 0;
   int timed = 0;
-  auto widen = [&](const v1::TimingResult& t) {
+  // Each row's raw samples, sorted, by artifact name.
+  std::map<std::string, std::vector<double>> sorted;
+  for (const auto& [name, values] : samples) {
+    std::vector<double> v;
+    for (double x : values) {
+      if (x > 0 && std::isfinite(x)) v.push_back(x);
+    }
+    std::sort(v.begin(), v.end());
+    if (!v.empty()) sorted.emplace(name, std::move(v));
+  }
+  auto raw = [&sorted](const std::string& name) -> const std::vector<double>* {
+    auto it = sorted.find(name);
+    return it == sorted.end() ? nullptr : &it->second;
+  };
+  auto widen = [&](const v1::TimingResult& t, const std::vector<double>* s) {
     if (t.latency_ms() <= 0) return;
-    for (double v : {t.min_ms(), t.max_ms(), t.latency_ms()}) {
+    const BoxStats b = StatsOf(t, s);
+    for (double v : {b.min, b.max, t.latency_ms()}) {
       if (v <= 0) continue;
       lo = lo == 0 ? v : std::min(lo, v);
       hi = std::max(hi, v);
@@ -346,8 +414,9 @@ std::string LatencyChart(const v1::Run& run) {
   for (const v1::Trace& t : run.traces()) {
     if (t.kiln().timing().latency_ms() <= 0) continue;
     ++timed;
-    widen(t.kiln().timing());
-    widen(t.kiln().reference_timing());
+    const int i = t.kiln().workload_index();
+    widen(t.kiln().timing(), raw(absl::StrCat("w", i)));
+    widen(t.kiln().reference_timing(), raw(absl::StrCat("w", i, "_reference")));
   }
   if (timed == 0) return "";
   lo /= 1.25;
@@ -364,10 +433,13 @@ std::string LatencyChart(const v1::Run& run) {
     if (t.kiln().timing().latency_ms() <= 0) continue;
     absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">workload %d</text>",
                           x0 - 6, y + 22, t.kiln().workload_index());
-    absl::StrAppend(&out, Box(t.kiln().timing(), lo, hi, x0, x1, y, 16, "#4e79a7", "candidate"));
+    const int i = t.kiln().workload_index();
+    absl::StrAppend(&out, Box(StatsOf(t.kiln().timing(), raw(absl::StrCat("w", i))), lo, hi, x0,
+                              x1, y, 16, "#4e79a7", "candidate"));
     if (t.kiln().reference_timing().latency_ms() > 0) {
-      absl::StrAppend(&out, Box(t.kiln().reference_timing(), lo, hi, x0, x1, y + 20, 16,
-                                "#f28e2b", "reference"));
+      absl::StrAppend(&out, Box(StatsOf(t.kiln().reference_timing(),
+                                        raw(absl::StrCat("w", i, "_reference"))),
+                                lo, hi, x0, x1, y + 20, 16, "#f28e2b", "reference"));
     }
     y += row;
   }
@@ -389,7 +461,7 @@ std::string LatencyChart(const v1::Run& run) {
   return out;
 }
 
-std::string RunBody(const v1::Run& run) {
+std::string RunBody(const v1::Run& run, const RunSamples& samples) {
   std::string out = absl::StrCat(
       "<p>", run.state() == v1::RUN_DONE ? Status(run.status())
                                          : XmlEscape(v1::RunState_Name(run.state())),
@@ -407,7 +479,7 @@ std::string RunBody(const v1::Run& run) {
                        absl::StrFormat("%.3f s", run.timing_s()),
                        run.compile_cache_hit() ? "hit" : "miss"},
                       {true, true, true, true}),
-                  "</table>\n<h2>Workloads</h2>\n", LatencyChart(run), "<table>",
+                  "</table>\n<h2>Workloads</h2>\n", LatencyChart(run, samples), "<table>",
                   Header({"#", "workload", "status", "latency", "reference", "speedup",
                           "max abs error", "why"}));
   for (const v1::Trace& t : run.traces()) {

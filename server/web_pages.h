@@ -4,7 +4,9 @@
 #ifndef KILN_SERVER_WEB_PAGES_H_
 #define KILN_SERVER_WEB_PAGES_H_
 
+#include <map>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "kiln/v1/controller.pb.h"
@@ -27,7 +29,13 @@ std::string DefinitionsBody(const v1::ListDefinitionsResponse& list);
 std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderboard& board);
 // One page of runs; `query` is the page's query string without page_token (for the next link).
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query);
-std::string RunBody(const v1::Run& run);
+// A run's raw timing samples by artifact name ("w0", "w0_reference", ...; harness archive kind
+// "samples"), in ms.
+using RunSamples = std::map<std::string, std::vector<double>>;
+// Parses a "samples" artifact ({"unit": "ms", "samples_ms": [...]}); empty when it is not one.
+std::vector<double> ParseSamplesArtifact(const std::string& content);
+
+std::string RunBody(const v1::Run& run, const RunSamples& samples = {});
 // The run's sources against the same principal's previous run of the definition (`diff`: a
 // unified diff, "" when the sources are the same); `previous_run_id` empty: there is none.
 std::string DiffSection(const std::string& previous_run_id, const std::string& diff);
@@ -49,9 +57,10 @@ std::string LoginBody(const std::string& message);
 std::string ErrorBody(const std::string& status, const std::string& message);
 
 // The latency chart of a run: one row per workload, a box (quartiles), whiskers (min..max) and a
-// median line for the candidate and, beside it, for the reference; drawn on one log axis.
-// Empty when no workload was timed.
-std::string LatencyChart(const v1::Run& run);
+// median line for the candidate and, beside it, for the reference; drawn on one log axis. Where
+// the raw samples are at hand (`samples`) the box comes from them and every sample is drawn as
+// a dot; otherwise from the trace's summary statistics. Empty when no workload was timed.
+std::string LatencyChart(const v1::Run& run, const RunSamples& samples = {});
 // The leaderboard chart: one bar per entry, its score (speedup over the reference) with the 95 %
 // interval as a line; the 1x line marked. Empty when no entry has a score.
 std::string ScoreChart(const v1::Leaderboard& board);

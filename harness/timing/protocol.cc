@@ -131,6 +131,7 @@ absl::Status RunRobust(const Run& run, std::vector<double>* kept, RobustOutcome*
 }
 
 void FillStatistics(const std::vector<double>& samples, v1::TimingResult* r) {
+  r->mutable_samples_ms()->Assign(samples.begin(), samples.end());
   const SampleStats s = Summarize(samples);
   r->set_sample_count(s.count);
   r->set_median_ms(s.median);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -394,9 +395,12 @@ void WorkerSession::ParseFrames(CallState& st) {
       st.last_status = event.status();
       if (*st.on_status) (*st.on_status)(event.status());
     } else if (event.has_checked()) {
-      // Only a gated request's trials, in order, and none after a stop.
+      // Only a gated request's trials, in order, no more than it has, and none after a stop.
+      const int trials = std::max(st.request->trial_seeds_size(),
+                                  st.request->measure() ? st.request->timing().trials() : 0);
       if (!st.request->gate_trials() || *st.on_checked == nullptr || st.gates.stopped ||
-          event.checked().trial() != static_cast<int>(st.gates.reported.size())) {
+          event.checked().trial() != static_cast<int>(st.gates.reported.size()) ||
+          event.checked().trial() >= trials) {
         st.malformed = true;
         break;
       }

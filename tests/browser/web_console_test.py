@@ -347,6 +347,14 @@ def rendering_checks(bin_dir, data, work, shots):
               f"run page: a candidate and a reference box for each of 3 workloads ({len(boxes)})")
         check(colour_pixels(img, CANDIDATE) > 100 and colour_pixels(img, REFERENCE) > 100,
               "run page: candidate and reference boxes are seen in the pixels")
+        # The distributions come from the raw samples the harness archived: a group of dots per
+        # box, one dot per timed call.
+        groups = re.findall(r'<g class="samples"[^>]*><title>(candidate|reference): ([0-9]+) samples',
+                            dom)
+        dots = dom.count("<circle")
+        check(len(groups) == 6 and all(int(n) > 0 for _, n in groups)
+              and dots >= sum(min(int(n), 2000) for _, n in groups) - 6,
+              f"run page: every box drawn from its raw samples ({groups[:2]}..., {dots} dots)")
         check("PASSED" in dom and "kernel.cc" in dom and "Stages" in dom,
               "run page: verdict, stages and the source")
         check("The first run of this principal" in dom, "the first run has nothing to diff")

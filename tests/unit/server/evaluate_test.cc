@@ -1,5 +1,7 @@
 // Evaluate end to end: a real kiln-harness in-process, real compiles and kiln-worker processes.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -97,6 +99,37 @@ TEST_CASE("a trace names its reference source and carries the reference as a bas
   CHECK(ref.source() == "native_reference");
   CHECK(ref.latency_ms() == trace.evaluation().performance().reference_latency_ms());
   CHECK(ref.speedup() == Approx(trace.evaluation().performance().speedup_factor()));
+}
+
+TEST_CASE("the raw timing samples are archived beside the run, not in its traces") {
+  TestNode node;
+  EvaluateOutcome out = Evaluate(node.stub(), VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];")));
+  REQUIRE(out.status.ok());
+  REQUIRE(out.run().status() == v1::PASSED);
+  grpc::Status status;
+  v1::Run run = GetRun(node.stub(), out.run().run_id(), &status);
+  REQUIRE(status.ok());
+  const v1::TraceDetail& detail = run.traces(0).kiln();
+  CHECK(detail.timing().samples_ms_size() == 0);
+  CHECK(detail.reference_timing().samples_ms_size() == 0);
+  std::map<std::string, std::string> samples;
+  for (const v1::ArtifactRef& a : run.artifacts()) {
+    if (a.kind() != "samples") continue;
+    grpc::ClientContext ctx;
+    v1::GetArtifactRequest request;
+    request.set_sha256(a.sha256());
+    v1::Artifact artifact;
+    REQUIRE(node.stub().GetArtifact(&ctx, request, &artifact).ok());
+    samples[a.name()] = artifact.content();
+  }
+  REQUIRE(samples.count("w0") == 1);
+  REQUIRE(samples.count("w0_reference") == 1);
+  // kernelbench mode: 100 timed calls, each a sample; the statistics come from the same ones.
+  const std::string& w0 = samples["w0"];
+  CHECK_THAT(w0, Catch::StartsWith("{\"unit\": \"ms\", \"samples_ms\": ["));
+  // One comma after "ms", then one between each two samples: as many commas as samples.
+  CHECK(std::count(w0.begin(), w0.end(), ',') == detail.timing().sample_count());
+  CHECK(detail.timing().sample_count() == 100);
 }
 
 TEST_CASE("baselines are validated at admission, naming the field") {

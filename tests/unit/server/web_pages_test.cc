@@ -82,6 +82,40 @@ TEST_CASE("web pages: the latency chart draws a candidate and a reference box pe
   CHECK(LatencyChart(untimed).empty());
 }
 
+TEST_CASE("web pages: with the raw samples the boxes come from them and every sample is a dot") {
+  v1::Run run;
+  AddTrace(&run, 0, v1::PASSED, 0.01, 0.02);
+  AddTrace(&run, 1, v1::PASSED, 1.0, 0);
+  RunSamples samples;
+  // The trace says median 0.01 ms; the samples say 0.012..0.016 (median 0.014).
+  samples["w0"] = {0.016, 0.012, 0.014, 0.013, 0.015};
+  samples["w0_reference"] = std::vector<double>(40, 0.02);
+  const std::string chart = LatencyChart(run, samples);
+  CHECK(Count(chart, "class=\"samples\"") == 2);
+  CHECK(Count(chart, "<circle") == 5 + 40);
+  CHECK_THAT(chart, Catch::Contains("candidate: median 0.0140 ms, quartiles 0.0130..0.0150 ms, "
+                                    "range 0.0120..0.0160 ms"));
+  CHECK_THAT(chart, Catch::Contains("candidate: 5 samples"));
+  // Workload 1 has none archived: its box is the trace's summary, without dots.
+  CHECK_THAT(chart, Catch::Contains("candidate: median 1.0000 ms"));
+  CHECK(Count(chart, "class=\"box\"") == 3);
+  // Many samples: at most about 2000 dots, the box from all of them.
+  std::vector<double> many;
+  for (int i = 1; i <= 10000; ++i) many.push_back(0.001 * i);
+  samples["w1"] = many;
+  const std::string dense = LatencyChart(run, samples);
+  CHECK(Count(dense, "<circle") <= 5 + 40 + 2000);
+  CHECK_THAT(dense, Catch::Contains("candidate: 10000 samples"));
+  CHECK_THAT(dense, Catch::Contains("range 0.0010..10.0000 ms"));
+}
+
+TEST_CASE("web pages: a samples artifact parses, anything else gives none") {
+  CHECK(ParseSamplesArtifact("{\"unit\": \"ms\", \"samples_ms\": [0.5, 1e-3, 2]}") ==
+        std::vector<double>{0.5, 0.001, 2});
+  CHECK(ParseSamplesArtifact("not json").empty());
+  CHECK(ParseSamplesArtifact("{\"samples_ms\": 3}").empty());
+}
+
 TEST_CASE("web pages: a workload that did not pass claims no speedup") {
   v1::Run run;
   AddTrace(&run, 0, v1::PASSED, 0.01, 0.03);

@@ -159,6 +159,11 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(r->max_ms() == 6.0);
   CHECK(r->sample_count() == 150);
   CHECK(r->samples_dropped() == 0);
+  // Every sample, in the order taken.
+  REQUIRE(r->samples_ms_size() == 150);
+  CHECK(r->samples_ms(0) == 1.0);
+  CHECK(r->samples_ms(50) == 2.0);
+  CHECK(r->samples_ms(149) == 6.0);
   CHECK(r->ci95_low_ms() < r->mean_ms());
   CHECK(r->ci95_high_ms() > r->mean_ms());
 }
@@ -198,6 +203,7 @@ TEST_CASE("robust stops on low noise after the minimum measured time") {
   REQUIRE(r.ok());
   CHECK(work.trials == std::vector<int>{0});
   CHECK(r->sample_count() == 501);
+  CHECK(r->samples_ms_size() == 501);
   CHECK(r->iterations() == 501);
   CHECK(dev.flushes == 10 + 501);  // warmup calls are cold too
   CHECK(work.calls == 10 + 501);

@@ -110,6 +110,18 @@ constexpr char kSolutions[] = R"cc(
     _exit(0);
   }
 
+  /* From its 4th call on (a timed one), a framed WorkerEvent{checked{trial: 1}}: the next trial's
+     gate of a request that has only trial 0. */
+  static const char kForgedChecked[8] = {4, 0, 0, 0, 0x1a, 0x02, 0x08, 0x01};
+
+  extern "C" int forge_checked(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
+    static int calls = 0;
+    if (++calls == 4 && write(4, kForgedChecked, sizeof kForgedChecked) != sizeof kForgedChecked) {
+      return 9;
+    }
+    return add(a, nargs, ctx);
+  }
+
   extern "C" int exit_early(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
     _exit(0);
   }

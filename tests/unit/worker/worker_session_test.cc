@@ -139,6 +139,24 @@ TEST_CASE("a worker stopped at a gate answers untimed and serves the next reques
   CHECK_THAT(job.ReadLog(), Catch::Contains("trial 0 judged: incorrect, stop"));
 }
 
+TEST_CASE("checked outputs reported for a trial the request does not have are a malformed message") {
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  int gates = 0;
+  auto go = [&gates](const v1::TrialOutputs&) {
+    ++gates;
+    return true;
+  };
+  v1::WorkerResult result = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "forge_checked", {5})), job, "w0"),
+      nullptr, nullptr, /*last=*/false, go);
+  CHECK(result.status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(result.error(), Catch::Contains("malformed"));
+  CHECK(gates == 1);  // trial 0's, the worker's own; never the forged trial 1
+  CHECK_FALSE(session->open());
+}
+
 TEST_CASE("a gated request needs a judge at its gates") {
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();

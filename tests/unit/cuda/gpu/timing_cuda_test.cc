@@ -25,6 +25,12 @@ TEST_CASE("official timing on the GPU uses CUPTI: 3 x 50 samples and a positive 
   CHECK(timing.mode() == "official");
   CHECK(timing.timer() == "cupti");
   CHECK(timing.sample_count() == 150);
+  // Every CUPTI span is sent back, within the statistics' range.
+  REQUIRE(timing.samples_ms_size() == 150);
+  for (double ms : timing.samples_ms()) {
+    CHECK(ms >= timing.min_ms());
+    CHECK(ms <= timing.max_ms());
+  }
   CHECK(timing.trial_medians_ms_size() == 3);
   CHECK(timing.latency_ms() > 0);
   CHECK(timing.flush_bytes() > 0);
