@@ -112,16 +112,8 @@ TEST_CASE("the raw timing samples are archived beside the run, not in its traces
   const v1::TraceDetail& detail = run.traces(0).kiln();
   CHECK(detail.timing().samples_ms_size() == 0);
   CHECK(detail.reference_timing().samples_ms_size() == 0);
-  std::map<std::string, std::string> samples;
-  for (const v1::ArtifactRef& a : run.artifacts()) {
-    if (a.kind() != "samples") continue;
-    grpc::ClientContext ctx;
-    v1::GetArtifactRequest request;
-    request.set_sha256(a.sha256());
-    v1::Artifact artifact;
-    REQUIRE(node.stub().GetArtifact(&ctx, request, &artifact).ok());
-    samples[a.name()] = artifact.content();
-  }
+  std::map<std::string, std::string> samples =
+      testing::Artifacts(node.stub(), run.run_id(), "samples");
   REQUIRE(samples.count("w0") == 1);
   REQUIRE(samples.count("w0_reference") == 1);
   // kernelbench mode: 100 timed calls, each a sample; the statistics come from the same ones.

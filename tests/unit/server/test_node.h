@@ -171,25 +171,32 @@ inline int64_t RunsArchived(v1::Harness::Stub& stub) {
   return s.ok() ? info.runs_archived() : -1;
 }
 
-// The text of each worker log archived with run `run_id`, by artifact name ("w0", "w1", ...);
-// empty when the run cannot be read.
-inline std::map<std::string, std::string> WorkerLogs(v1::Harness::Stub& stub,
-                                                     const std::string& run_id) {
-  std::map<std::string, std::string> logs;
+// The content of each artifact of `kind` archived with run `run_id`, by artifact name ("w0",
+// "w0_reference", ...); empty when the run cannot be read.
+inline std::map<std::string, std::string> Artifacts(v1::Harness::Stub& stub,
+                                                    const std::string& run_id,
+                                                    const std::string& kind) {
+  std::map<std::string, std::string> out;
   grpc::ClientContext ctx;
   v1::GetRunRequest get;
   get.set_run_id(run_id);
   v1::Run run;
-  if (!stub.GetRun(&ctx, get, &run).ok()) return logs;
+  if (!stub.GetRun(&ctx, get, &run).ok()) return out;
   for (const v1::ArtifactRef& a : run.artifacts()) {
-    if (a.kind() != "worker_log") continue;
+    if (a.kind() != kind) continue;
     grpc::ClientContext actx;
     v1::GetArtifactRequest request;
     request.set_sha256(a.sha256());
     v1::Artifact artifact;
-    if (stub.GetArtifact(&actx, request, &artifact).ok()) logs[a.name()] = artifact.content();
+    if (stub.GetArtifact(&actx, request, &artifact).ok()) out[a.name()] = artifact.content();
   }
-  return logs;
+  return out;
+}
+
+// The text of each worker log archived with run `run_id`, by artifact name ("w0", "w1", ...).
+inline std::map<std::string, std::string> WorkerLogs(v1::Harness::Stub& stub,
+                                                     const std::string& run_id) {
+  return Artifacts(stub, run_id, "worker_log");
 }
 
 }  // namespace kiln::testing
