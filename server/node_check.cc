@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/common/files.h"
+#include "harness/profile/profiling_support.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "server/backend.h"
@@ -118,6 +119,17 @@ nlohmann::json CheckNode(const HarnessOptions& options) {
   report["backends"] = Backends(options);
   report["sandbox"] = SandboxReport(options, probe);
   report["gpu_device_nodes"] = GpuNodesPresent();
+  int cuda_devices = 0;
+  for (const auto& b : report["backends"]) {
+    if (b.value("name", std::string()) == "cuda" && b.contains("devices")) {
+      cuda_devices += static_cast<int>(b["devices"].size());
+    }
+  }
+  const ProfilingSupport profiling = CheckProfiling(cuda_devices, ProfilerSearchDirs());
+  report["profiling"] = {{"available", profiling.available},
+                         {"ncu", profiling.ncu},
+                         {"reason", profiling.reason}};
+  // Profiling is optional: the node serves teams without it.
   report["ok"] = probe.bwrap_works && probe.seccomp_program != nullptr;
   return report;
 }
@@ -162,6 +174,15 @@ std::string NodeCheckTable(const nlohmann::json& r) {
   out += "\ngpu device nodes\n";
   auto nodes = r["gpu_device_nodes"].get<std::vector<std::string>>();
   out += Row("present", nodes.empty() ? "none" : absl::StrJoin(nodes, " "));
+  if (r.contains("profiling")) {
+    const auto& p = r["profiling"];
+    ProfilingSupport support;
+    support.available = p["available"].get<bool>();
+    support.ncu = p["ncu"].get<std::string>();
+    support.reason = p["reason"].get<std::string>();
+    out += "\nprofiling (Nsight Compute)\n";
+    out += Row("", DescribeProfiling(support));
+  }
   out += absl::StrCat("\n", r["ok"].get<bool>() ? "OK: this node can sandbox candidates\n"
                                                  : "FAIL: the sandbox is missing or unusable\n");
   return out;

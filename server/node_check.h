@@ -1,6 +1,7 @@
 // `kiln-harness --check`: what this node can do (backends and devices, the sandbox: bwrap and
-// user namespaces, seccomp, cgroups, GPU device nodes), as a table or JSON, and whether it can
-// serve contest teams (exit 0) or not (exit 1: the sandbox is missing or unusable).
+// user namespaces, seccomp, cgroups, GPU device nodes, whether Nsight Compute can profile), as a
+// table or JSON, and whether it can serve contest teams (exit 0) or not (exit 1: the sandbox is
+// missing or unusable).
 #ifndef KILN_SERVER_NODE_CHECK_H_
 #define KILN_SERVER_NODE_CHECK_H_
 

@@ -28,7 +28,7 @@ const char kSandboxFlagsUsage[] =
     "  --gpus all|LIST           CUDA devices served, one device slot each (default all; e.g.\n"
     "                            0,2,5). A sandboxed worker sees only its GPU's /dev/nvidiaN;\n"
     "                            with --sandbox none, CUDA_VISIBLE_DEVICES only (no isolation)\n"
-    "  --check [--json]          report backends, devices, sandbox, seccomp, cgroups and GPU\n"
+    "  --check [--json]          report backends, devices, sandbox, seccomp, cgroups, GPU and profiling\n"
     "                            device nodes, then exit: 0 when the sandbox works, else 1\n";
 
 void ApplySandboxFlags(HarnessOptions* o) {
