@@ -15,6 +15,7 @@
 #include "harness/compile/vendor_library_policy.h"
 #include "harness/verify/integrity_policy.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/samples_artifact.h"
 #include "server/deadline_flag.h"
 #include "server/log_line.h"
 #include "server/workload_evaluation.h"
@@ -295,21 +296,20 @@ void Evaluation::RunOnDevice(int device_slot) {
 void Evaluation::ArchiveSamples(int i, v1::TraceDetail& detail) {
   auto archive = [&](v1::TimingResult* timing, const std::string& name) {
     if (timing->samples_ms().empty()) return;
-    std::string content = "{\"unit\": \"ms\", \"samples_ms\": [";
-    for (int s = 0; s < timing->samples_ms_size(); ++s) {
-      absl::StrAppend(&content, s == 0 ? "" : ", ", absl::StrFormat("%.9g", timing->samples_ms(s)));
-    }
-    content += "]}\n";
-    Archived(node_.archive->PutArtifact(run_id(), "samples", name, content).status(),
+    Archived(node_.archive
+                 ->PutArtifact(run_id(), "samples", name, SamplesArtifact(timing->samples_ms()))
+                 .status(),
              "PutArtifact");
     timing->clear_samples_ms();
   };
   archive(detail.mutable_timing(), absl::StrCat("w", i));
   archive(detail.mutable_reference_timing(), absl::StrCat("w", i, "_reference"));
   for (v1::BaselineResult& b : *detail.mutable_baselines()) {
-    // The reference's own entry is the reference's timing, archived above.
-    if (b.name() != "reference") archive(b.mutable_timing(), absl::StrCat("w", i, "_", b.name()));
-    b.mutable_timing()->clear_samples_ms();
+    if (b.name() == "reference") {
+      b.mutable_timing()->clear_samples_ms();  // the reference's timing, archived above
+    } else {
+      archive(b.mutable_timing(), absl::StrCat("w", i, "_", b.name()));
+    }
   }
 }
 

@@ -357,15 +357,18 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
 
 OutputComparison::OutputComparison(const v1::Definition& def, const v1::Workload& workload,
                                    const WorkerOutputs& reference)
-    : def_(def), workload_(workload), reference_(reference), pool_(new BufferPool) {}
+    : def_(def),
+      workload_(workload),
+      reference_(reference),
+      tol_(TolerancesFor(def)),
+      pool_(new BufferPool) {}
 
 OutputComparison::~OutputComparison() = default;
 
 bool OutputComparison::Compare(int trial, bool recheck, const WorkerOutputs& candidate) {
   if (stopped_) return false;
-  const Tolerances tol = TolerancesFor(def_);
   for (const v1::TensorSpec& spec : def_.outputs()) {
-    if (!CompareOne(def_, workload_, spec, {trial, recheck}, reference_, candidate, tol,
+    if (!CompareOne(def_, workload_, spec, {trial, recheck}, reference_, candidate, tol_,
                     pool_.get(), verdict_)) {
       stopped_ = true;
       return false;

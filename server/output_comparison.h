@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/verify/comparator.h"
 #include "kiln/v1/types.pb.h"
 #include "kiln/v1/worker.pb.h"
 
@@ -69,6 +70,7 @@ class OutputComparison {
   const v1::Definition& def_;
   const v1::Workload& workload_;
   WorkerOutputs reference_;
+  const Tolerances tol_;  // the definition's, for every pass
   std::unique_ptr<BufferPool> pool_;  // the candidate's buffers, reused from pass to pass
   OutputVerdict verdict_;
   int pairs_ = 0;         // output pairs compared

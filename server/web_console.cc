@@ -17,6 +17,7 @@
 #include "client/definition_report.h"
 #include "client/report_runs.h"
 #include "harness/common/xml_escape.h"
+#include "harness/model/samples_artifact.h"
 #include "kiln/v1/controller.grpc.pb.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/source_diff.h"
@@ -401,7 +402,7 @@ class WebConsoleImpl final : public WebConsole {
         artifact_request.set_sha256(a.sha256());
         v1::Artifact artifact;
         if (stub_->GetArtifact(&artifact_context, artifact_request, &artifact).ok()) {
-          samples[a.name()] = web::ParseSamplesArtifact(artifact.content());
+          samples[a.name()] = ParseSamplesArtifact(artifact.content());
         }
       }
       std::string body = web::RunBody(run, samples);

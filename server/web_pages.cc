@@ -14,7 +14,6 @@
 #include "absl/time/time.h"
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
-#include "nlohmann/json.hpp"
 
 namespace kiln::web {
 
@@ -371,16 +370,6 @@ std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query)
     absl::StrAppend(&out, "<p><a class=\"next\" href=\"/runs?", query,
                     query.empty() ? "" : "&amp;", "page_token=", UrlEncode(runs.next_page_token()),
                     "\">next page</a></p>\n");
-  }
-  return out;
-}
-
-std::vector<double> ParseSamplesArtifact(const std::string& content) {
-  std::vector<double> out;
-  nlohmann::json doc = nlohmann::json::parse(content, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("samples_ms") || !doc["samples_ms"].is_array()) return out;
-  for (const nlohmann::json& v : doc["samples_ms"]) {
-    if (v.is_number() && v.get<double>() > 0) out.push_back(v.get<double>());
   }
   return out;
 }

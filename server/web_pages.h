@@ -30,10 +30,8 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
 // One page of runs; `query` is the page's query string without page_token (for the next link).
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query);
 // A run's raw timing samples by artifact name ("w0", "w0_reference", ...; harness archive kind
-// "samples"), in ms.
+// "samples", harness/model/samples_artifact.h), in ms.
 using RunSamples = std::map<std::string, std::vector<double>>;
-// Parses a "samples" artifact ({"unit": "ms", "samples_ms": [...]}); empty when it is not one.
-std::vector<double> ParseSamplesArtifact(const std::string& content);
 
 std::string RunBody(const v1::Run& run, const RunSamples& samples = {});
 // The run's sources against the same principal's previous run of the definition (`diff`: a

@@ -36,7 +36,7 @@ absl::Status WarmupCall(const Run& run, bool flush) {
     if (absl::Status s = run.device.Flush(run.flush_bytes); !s.ok()) return s;
   }
   if (absl::Status s = run.work.call(); !s.ok()) return s;
-  return CallIfSet(run.work.after_call);
+  return run.work.after_call ? run.work.after_call(/*timed=*/false) : absl::OkStatus();
 }
 
 // One sample: before_call, flush (which leaves the device idle), the timed call, after_call.
@@ -51,7 +51,7 @@ absl::Status TimedSample(const Run& run, double* ms, bool* throttled) {
                                             "' returned an invalid sample: ", *sample, " ms"));
   }
   *ms = *sample;
-  return CallIfSet(run.work.after_call);
+  return run.work.after_call ? run.work.after_call(/*timed=*/true) : absl::OkStatus();
 }
 
 absl::Status PrepareTrial(const Run& run, int trial) {

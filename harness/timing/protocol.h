@@ -52,7 +52,9 @@ struct TimedCall {
   std::function<absl::Status(int trial)> prepare_trial;  // fresh inputs for this trial
   std::function<absl::Status()> before_call;             // untimed (poison outputs, ...)
   std::function<absl::Status()> call;                    // timed
-  std::function<absl::Status()> after_call;              // untimed (integrity checks, ...)
+  // Untimed (integrity checks, ...). `timed`: the call was a timed sample, so the device's
+  // TimeCall has waited for the device; false after a warmup call.
+  std::function<absl::Status(bool timed)> after_call;
 };
 
 // The defaults of a mode ("official" | "kernelbench" | "robust"; "" gives official, the default

@@ -166,15 +166,8 @@ class Evaluation {
 // Forwards to the worker's device, adding up how long its flushes and timed calls took.
 class CostedDevice : public TimedDevice {
  public:
-  // `timed` is set after every TimeCall that returned a sample: the timer waited for the device.
-  CostedDevice(TimedDevice& inner, double* flush_s, double* timed_s, double* span_ms, int* calls,
-               bool* timed)
-      : inner_(inner),
-        flush_s_(flush_s),
-        timed_s_(timed_s),
-        span_ms_(span_ms),
-        calls_(calls),
-        timed_(timed) {}
+  CostedDevice(TimedDevice& inner, double* flush_s, double* timed_s, double* span_ms, int* calls)
+      : inner_(inner), flush_s_(flush_s), timed_s_(timed_s), span_ms_(span_ms), calls_(calls) {}
   absl::Status Flush(int64_t bytes) override {
     const auto t0 = Clock::now();
     absl::Status s = inner_.Flush(bytes);
@@ -187,7 +180,6 @@ class CostedDevice : public TimedDevice {
     absl::StatusOr<double> ms = inner_.TimeCall(call, throttled);
     *timed_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
     if (ms.ok()) *span_ms_ += *ms;
-    *timed_ = ms.ok();
     ++*calls_;
     return ms;
   }
@@ -201,7 +193,6 @@ class CostedDevice : public TimedDevice {
   double* timed_s_;
   double* span_ms_;
   int* calls_;
-  bool* timed_;
 };
 
 std::string Evaluation::CostReport() const {
@@ -590,14 +581,12 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   work.call = [this] { return Call(/*timed=*/true); };
-  // Whether the call before after_call was timed (a warmup call is not): the timer then waited
-  // for the device already.
-  bool after_timer = false;
-  work.after_call = [this, &after_timer] {
+  // After a timed call the timer has waited for the device already (not after a warmup call).
+  work.after_call = [this](bool timed) {
     const auto t0 = Clock::now();
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
-    absl::Status s = CheckCall(what, std::exchange(after_timer, false));
+    absl::Status s = CheckCall(what, /*after_timer=*/timed);
     if (s.ok()) s = CheckUnjoinedTimedWork(what);
     // A value-returning candidate's outputs of this call, collected now that the timer stopped.
     if (s.ok() && collect_timed_) s = Collect(what);
@@ -606,7 +595,7 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   CostedDevice costed(*device_, &costs_.flush, &costs_.timed, &costs_.span_ms,
-                      &costs_.timed_calls, &after_timer);
+                      &costs_.timed_calls);
   absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, costed, work);
   if (!timing.ok()) return timing.status();
   if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;

@@ -151,12 +151,20 @@ std::string LogTail(const std::string& path, size_t max_bytes) {
 
 }  // namespace
 
-bool WriteFramed(int fd, const google::protobuf::MessageLite& msg) {
-  std::string frame(4, '\0');
-  size_t size = msg.ByteSizeLong();
+bool AppendFramed(const google::protobuf::MessageLite& msg, std::string* out) {
+  const size_t size = msg.ByteSizeLong();
   if (size > UINT32_MAX) return false;
-  PutLe32(static_cast<uint32_t>(size), frame.data());
-  if (!msg.AppendToString(&frame)) return false;
+  const size_t start = out->size();
+  out->append(4, '\0');
+  PutLe32(static_cast<uint32_t>(size), out->data() + start);
+  if (msg.AppendToString(out)) return true;
+  out->resize(start);
+  return false;
+}
+
+bool WriteFramed(int fd, const google::protobuf::MessageLite& msg) {
+  std::string frame;
+  if (!AppendFramed(msg, &frame)) return false;
   return WriteAll(fd, frame.data(), frame.size());
 }
 
@@ -409,10 +417,7 @@ void WorkerSession::ParseFrames(CallState& st) {
       st.gates.stopped = !go;
       v1::WorkerGate answer;
       answer.set_go(go);
-      std::string frame(4, '\0');
-      answer.AppendToString(&frame);
-      PutLe32(static_cast<uint32_t>(frame.size() - 4), frame.data());
-      st.outgoing += frame;
+      AppendFramed(answer, &st.outgoing);
     } else if (event.has_result()) {
       st.result = std::move(*event.mutable_result());
     }
@@ -437,11 +442,9 @@ v1::WorkerResult WorkerSession::Call(const v1::WorkerRequest& request,
   st.on_status = &on_status;
   st.on_checked = &on_checked;
   std::string& frame = st.outgoing;
-  frame.assign(4, '\0');
-  if (!request.AppendToString(&frame) || frame.size() - 4 > UINT32_MAX) {
+  if (!AppendFramed(request, &frame)) {
     return Failure(v1::RUNTIME_ERROR, "the worker request cannot be serialized");
   }
-  PutLe32(static_cast<uint32_t>(frame.size() - 4), frame.data());
   // The request pipe stays open after a last request that is gated, for the gates' answers.
   const bool close_after_request = last && !request.gate_trials();
   // Bytes the worker sent while it had no request are not an answer to this one.

@@ -40,6 +40,8 @@ std::vector<std::string> OverrideEnvironment(const std::vector<std::string>& bas
                                              const std::vector<std::string>& overrides);
 
 // Framing of the pipe protocol: 4-byte little-endian length + serialized message.
+// Appends `msg` framed to `out`; false (nothing appended) when it cannot be serialized.
+bool AppendFramed(const google::protobuf::MessageLite& msg, std::string* out);
 bool WriteFramed(int fd, const google::protobuf::MessageLite& msg);
 // Reads one frame; false at EOF or on a malformed frame (length > max_bytes).
 bool ReadFramed(int fd, google::protobuf::MessageLite* msg, uint32_t max_bytes = 64u << 20);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/common/xml_escape.h"
+#include "harness/model/samples_artifact.h"
 #include "server/source_diff.h"
 
 namespace kiln::web {
@@ -110,6 +111,9 @@ TEST_CASE("web pages: with the raw samples the boxes come from them and every sa
 }
 
 TEST_CASE("web pages: a samples artifact parses, anything else gives none") {
+  google::protobuf::RepeatedField<double> written;
+  for (double v : {0.0125, 1.5, 2e-4}) written.Add(v);
+  CHECK(ParseSamplesArtifact(SamplesArtifact(written)) == std::vector<double>{0.0125, 1.5, 2e-4});
   CHECK(ParseSamplesArtifact("{\"unit\": \"ms\", \"samples_ms\": [0.5, 1e-3, 2]}") ==
         std::vector<double>{0.5, 0.001, 2});
   CHECK(ParseSamplesArtifact("not json").empty());

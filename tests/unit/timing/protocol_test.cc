@@ -44,6 +44,7 @@ struct CountingWork {
   std::vector<std::string> log;
   std::vector<int> trials;
   int before = 0, calls = 0, after = 0;
+  int after_timed = 0;  // after_call told the call was a timed sample
   std::function<absl::Status()> fail_call = [] { return absl::OkStatus(); };
   std::function<absl::Status()> fail_after = [] { return absl::OkStatus(); };
 
@@ -64,8 +65,9 @@ struct CountingWork {
       log.push_back("call");
       return fail_call();
     };
-    w.after_call = [this] {
+    w.after_call = [this](bool timed) {
       ++after;
+      after_timed += timed ? 1 : 0;
       log.push_back("after");
       return fail_after();
     };
@@ -134,6 +136,7 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(work.calls == 3 * (10 + 50));
   CHECK(work.before == work.calls);
   CHECK(work.after == work.calls);
+  CHECK(work.after_timed == 150);  // the warmup calls' after_call is told they were not timed
   CHECK(dev.flushes == 3 * (10 + 50));
   CHECK(dev.timed == 150);
   CHECK(dev.flush_sizes.front() == 64 << 20);

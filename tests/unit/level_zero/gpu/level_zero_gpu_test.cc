@@ -80,7 +80,7 @@ TEST_CASE("an OpenCL solution runs on the GPU and computes alpha * x + y", "[lev
       return lib->entry(args, 4, &ctx) == 0 ? absl::OkStatus()
                                             : absl::InternalError("entry point failed");
     };
-    work.after_call = [&] { return (*device)->Synchronize(); };
+    work.after_call = [&](bool) { return (*device)->Synchronize(); };
     absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(*config, **device, work);
     INFO(mode << ": " << timing.status().ToString());
     REQUIRE(timing.ok());
