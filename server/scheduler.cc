@@ -137,8 +137,6 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
     work_.notify_all();
     const absl::Time held_since = absl::Now();
     run->RunOnDevice(device);
-    run->Finish();
-    run.reset();
     metrics_->DeviceBusy(backend_names_[backend], device,
                          absl::ToDoubleSeconds(absl::Now() - held_since));
     {
@@ -146,6 +144,11 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
       Tick();
       busy_[backend][device] = false;
     }
+    // The verdict, its archive record and the answer to the client need no device: the next
+    // queued run takes the slot meanwhile.
+    work_.notify_all();
+    run->Finish();
+    run.reset();
     Done();
   }
 }

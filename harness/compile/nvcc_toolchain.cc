@@ -166,6 +166,11 @@ absl::StatusOr<CompileOutput> NvccToolchain::Compile(const v1::Solution& solutio
   invocation.argv = {nvcc_};
   for (std::string& flag : Flags()) invocation.argv.push_back(std::move(flag));
   for (std::string& flag : DependencyLinkFlags(solution)) invocation.argv.push_back(std::move(flag));
+  // One thread per target: nvcc compiles the source once per -gencode (sm_90a SASS and
+  // compute_90 PTX on an H200), one after the other unless told otherwise. With --threads 2 the
+  // tuned RMSNorm compiled in 1.7 s instead of 2.4 s on a 2-core machine. The output is the
+  // same, so the flag is not part of Flags() (the compile cache key).
+  for (std::string& flag : NvccThreadFlags(gencode_)) invocation.argv.push_back(std::move(flag));
   // NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS and NVCC_CCBIN would change the build without changing
   // the cache key. TMPDIR is the build's own folder (nvcc writes its intermediates there).
   invocation.env = CompilerEnvironment({"NVCC_", "TMPDIR="});
@@ -195,6 +200,12 @@ std::vector<std::string> NvccArchListFor(const std::vector<int>& compute_capabil
   for (int cc : distinct) archs.push_back(absl::StrCat("sm_", cc, cc >= 90 ? "a" : ""));
   archs.push_back(absl::StrCat("compute_", *distinct.begin()));
   return archs;
+}
+
+std::vector<std::string> NvccThreadFlags(const std::vector<std::string>& gencode_flags) {
+  const size_t targets = gencode_flags.size() / 2;  // "-gencode", "arch=...,code=..." each
+  if (targets <= 1) return {};
+  return {"--threads", absl::StrCat(targets)};
 }
 
 absl::StatusOr<std::vector<std::string>> NvccGencodeFlags(const std::vector<std::string>& archs) {

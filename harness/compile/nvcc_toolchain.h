@@ -42,6 +42,10 @@ std::vector<std::string> NvccArchListFor(const std::vector<int>& compute_capabil
 // The -gencode flags of an arch list: "sm_XX[a|f]" is machine code (arch=compute_XX[a|f],
 // code=sm_XX[a|f]), "compute_XX[a|f]" embedded PTX. INVALID_ARGUMENT names a malformed entry.
 absl::StatusOr<std::vector<std::string>> NvccGencodeFlags(const std::vector<std::string>& archs);
+// "--threads N", one thread per target of `gencode_flags` (NvccGencodeFlags' output), when there
+// is more than one: nvcc then compiles the targets in parallel instead of one after the other.
+// Empty for a single target. The output is the same either way.
+std::vector<std::string> NvccThreadFlags(const std::vector<std::string>& gencode_flags);
 
 // The nvcc to run: $KILN_NVCC, else bin/nvcc under the CudaToolkitRoots(), else nvcc in PATH.
 // NOT_FOUND lists the places tried.

@@ -47,6 +47,19 @@ TEST_CASE("an arch list becomes -gencode flags, machine code and PTX") {
   CHECK(NvccGencodeFlags({}).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("nvcc compiles several targets in parallel, one thread each") {
+  absl::StatusOr<std::vector<std::string>> two = NvccGencodeFlags(DefaultNvccArchList());
+  REQUIRE(two.ok());
+  CHECK(NvccThreadFlags(*two) == std::vector<std::string>{"--threads", "2"});
+  absl::StatusOr<std::vector<std::string>> three =
+      NvccGencodeFlags({"sm_80", "sm_90a", "compute_80"});
+  REQUIRE(three.ok());
+  CHECK(NvccThreadFlags(*three) == std::vector<std::string>{"--threads", "3"});
+  absl::StatusOr<std::vector<std::string>> one = NvccGencodeFlags({"sm_90a"});
+  REQUIRE(one.ok());
+  CHECK(NvccThreadFlags(*one).empty());
+}
+
 TEST_CASE("the arch list follows the compute capabilities of the GPUs found") {
   CHECK(NvccArchListFor({}) == DefaultNvccArchList());
   CHECK(NvccArchListFor({90, 90}) == std::vector<std::string>{"sm_90a", "compute_90"});
