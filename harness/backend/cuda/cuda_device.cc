@@ -242,9 +242,7 @@ absl::Status CudaDevice::CheckAfterTimedCall() {
   // TimeCall synchronized the device (a fault of the call was its error); what is left is a
   // launch that failed without running. Waiting for the device again would wait for nothing of
   // the call, only for work launched after the timer stopped (which the output checksums that
-  // follow must not wait for either). On an H200 the first CUDA call after a CUPTI-timed call
-  // takes about 0.4 ms whichever call it is (cudaDeviceSynchronize or this one; measured
-  // 2026-12-02), so this does not make the check cheaper: see docs/verdict-time.md.
+  // follow must not wait for either).
   return Check(rt_.GetLastError(), "a CUDA call of the solution");
 }
 
