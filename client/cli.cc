@@ -73,6 +73,20 @@ std::vector<CommandSpec> BuildCommands() {
        "its start, or the 8 characters progress lines show)",
        {JsonFlag("the run")},
        {"RUN_ID"}},
+      {"runs artifacts",
+       "RUN_ID [--json]",
+       "list a run's archived files: sources, binary, compiler and worker logs, raw timing "
+       "samples, profiles (KIND/NAME, size, SHA-256)",
+       {JsonFlag("{\"run_id\",\"artifacts\":[{\"kind\",\"name\",\"sha256\",\"size\"}]}")},
+       {"RUN_ID"}},
+      {"runs artifact",
+       "RUN_ID KIND/NAME [--output FILE]",
+       "download one of a run's archived files (checked against its SHA-256) to FILE, or to "
+       "stdout",
+       {{"output", "FILE", "write it to FILE (default: stdout)"},
+        {"kind", "KIND",
+         "the kind of artifact (samples, worker_log, source, ...); NAME is then taken whole"}},
+       {"RUN_ID", "NAME"}},
       {"runs designate",
        "RUN_ID",
        "make one of your runs your designated submission on its definition: the leaderboard "
@@ -437,8 +451,8 @@ absl::StatusOr<Invocation> ParseCommandLine(const std::vector<std::string>& argv
                           "expected a subcommand: start | list | show | watch | cancel | export");
       }
       if (name == "solutions") return UsageError(name, "expected a subcommand: add | list");
-      return UsageError(name, name == "runs" ? "expected a subcommand: list | show | export | "
-                                               "designate | undesignate"
+      return UsageError(name, name == "runs" ? "expected a subcommand: list | show | artifacts | "
+                                               "artifact | export | designate | undesignate"
                                              : "expected a subcommand: add | import | list | "
                                                "show | set");
     }
@@ -592,6 +606,8 @@ int Dispatch(const Invocation& inv, Console& console) {
   if (name == "submit") return RunSubmit(inv, console);
   if (name == "runs list") return RunRunsList(inv, console);
   if (name == "runs show") return RunRunsShow(inv, console);
+  if (name == "runs artifacts") return RunRunsArtifacts(inv, console);
+  if (name == "runs artifact") return RunRunsArtifact(inv, console);
   if (name == "runs export") return RunRunsExport(inv, console);
   if (name == "runs designate") return RunRunsDesignate(inv, console);
   if (name == "runs undesignate") return RunRunsUndesignate(inv, console);

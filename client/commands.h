@@ -10,6 +10,8 @@ namespace kiln::cli {
 int RunSubmit(const Invocation& inv, Console& console);    // submit.cc
 int RunRunsList(const Invocation& inv, Console& console);  // runs.cc
 int RunRunsShow(const Invocation& inv, Console& console);  // runs.cc
+int RunRunsArtifacts(const Invocation& inv, Console& console);  // runs.cc
+int RunRunsArtifact(const Invocation& inv, Console& console);   // runs.cc
 int RunRunsExport(const Invocation& inv, Console& console);  // export.cc
 int RunDefsAdd(const Invocation& inv, Console& console);   // defs.cc
 int RunDefsList(const Invocation& inv, Console& console);  // defs.cc

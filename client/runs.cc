@@ -1,4 +1,4 @@
-// kiln runs list | kiln runs show RUN_ID
+// kiln runs list | kiln runs show RUN_ID | kiln runs artifacts RUN_ID | kiln runs artifact RUN_ID NAME
 #include <algorithm>
 #include <set>
 #include <string>
@@ -12,6 +12,8 @@
 #include "client/report.h"
 #include "client/table.h"
 #include "client/views.h"
+#include "harness/common/files.h"
+#include "harness/common/sha256.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/unknown_definition.h"
 
@@ -133,6 +135,31 @@ std::string RunSources(const v1::Run& run) {
   return out;
 }
 
+// The run's archived files, one line each: KIND/NAME, size, SHA-256.
+std::string ArtifactsTable(const v1::Run& run) {
+  Table table({{"artifact"}, {"bytes", Align::kRight}, {"sha256"}});
+  for (const v1::ArtifactRef& a : run.artifacts()) {
+    table.AddRow({absl::StrCat(a.kind(), "/", a.name()), absl::StrCat(a.size()), a.sha256()});
+  }
+  return table.Render();
+}
+
+// The run RUN_ID as archived (without its sources), or the exit code of the failed call.
+absl::StatusOr<v1::Run> FetchRun(const Invocation& inv, Connection& connection,
+                                 Console& console, int* exit_code) {
+  v1::GetRunRequest request;
+  request.set_run_id(inv.args.positionals[0]);
+  grpc::ClientContext context;
+  connection.Prepare(&context, kDefaultCallTimeoutS);
+  v1::Run run;
+  grpc::Status status = connection.stub().GetRun(&context, request, &run);
+  if (!status.ok()) {
+    *exit_code = connection.Fail(status, console);
+    return absl::UnavailableError(status.error_message());
+  }
+  return run;
+}
+
 }  // namespace
 
 Json RunShowJson(const v1::Run& run) {
@@ -203,6 +230,10 @@ std::string RunShowText(const v1::Run& run) {
     absl::StrAppend(&out, "\ncompiler log:\n", Indent(run.compile_log(), "  "));
   }
   if (!run.solution().sources().empty()) absl::StrAppend(&out, "\nsources:\n", RunSources(run));
+  if (!run.artifacts().empty()) {
+    absl::StrAppend(&out, "\nartifacts (kiln runs artifact ", run.run_id(), " KIND/NAME):\n",
+                    Indent(ArtifactsTable(run), "  "));
+  }
   return out;
 }
 
@@ -221,6 +252,90 @@ int RunRunsShow(const Invocation& inv, Console& console) {
     return kExitOk;
   }
   console.out << RunShowText(run);
+  return kExitOk;
+}
+
+int RunRunsArtifacts(const Invocation& inv, Console& console) {
+  Connection connection(inv);
+  int exit_code = kExitOk;
+  absl::StatusOr<v1::Run> run = FetchRun(inv, connection, console, &exit_code);
+  if (!run.ok()) return exit_code;
+  if (inv.args.Has("json")) {
+    Json list = Json::array();
+    for (const v1::ArtifactRef& a : run->artifacts()) {
+      list.push_back(
+          Json{{"kind", a.kind()}, {"name", a.name()}, {"sha256", a.sha256()}, {"size", a.size()}});
+    }
+    console.out << Dump(Json{{"run_id", run->run_id()}, {"artifacts", list}});
+    return kExitOk;
+  }
+  if (run->artifacts().empty()) {
+    console.out << "run " << run->run_id() << " has no artifacts\n";
+    return kExitOk;
+  }
+  console.out << ArtifactsTable(*run);
+  return kExitOk;
+}
+
+int RunRunsArtifact(const Invocation& inv, Console& console) {
+  // NAME is "KIND/NAME", or a name with --kind, or a bare name that only one kind has.
+  std::string kind = inv.args.Get("kind");
+  std::string name = inv.args.positionals[1];
+  // With --kind, NAME is the whole name (a source's may hold slashes: src/kernel.cu).
+  if (const size_t slash = name.find('/'); kind.empty() && slash != std::string::npos) {
+    kind = name.substr(0, slash);
+    name = name.substr(slash + 1);
+  }
+  Connection connection(inv);
+  int exit_code = kExitOk;
+  absl::StatusOr<v1::Run> run = FetchRun(inv, connection, console, &exit_code);
+  if (!run.ok()) return exit_code;
+  std::vector<const v1::ArtifactRef*> matches;
+  std::vector<std::string> all;
+  for (const v1::ArtifactRef& a : run->artifacts()) {
+    all.push_back(absl::StrCat(a.kind(), "/", a.name()));
+    if (a.name() == name && (kind.empty() || a.kind() == kind)) matches.push_back(&a);
+  }
+  if (matches.empty()) {
+    console.err << "kiln runs artifact: run " << run->run_id() << " has no artifact '"
+                << (kind.empty() ? name : absl::StrCat(kind, "/", name)) << "'; it has: "
+                << (all.empty() ? "none" : absl::StrJoin(all, ", ")) << "\n";
+    return kExitUsage;
+  }
+  if (matches.size() > 1) {
+    std::vector<std::string> names;
+    for (const v1::ArtifactRef* a : matches) names.push_back(absl::StrCat(a->kind(), "/", a->name()));
+    console.err << "kiln runs artifact: '" << name << "' names " << matches.size()
+                << " artifacts of run " << run->run_id() << ": " << absl::StrJoin(names, ", ")
+                << "; give KIND/NAME or --kind\n";
+    return kExitUsage;
+  }
+  const v1::ArtifactRef& ref = *matches.front();
+  v1::GetArtifactRequest request;
+  request.set_sha256(ref.sha256());
+  grpc::ClientContext context;
+  connection.Prepare(&context, kDefaultCallTimeoutS);
+  v1::Artifact artifact;
+  grpc::Status status = connection.stub().GetArtifact(&context, request, &artifact);
+  if (!status.ok()) return connection.Fail(status, console);
+  // What the node sent is what the run's record names, or nothing is written.
+  if (const std::string got = Sha256Hex(artifact.content()); got != ref.sha256()) {
+    console.err << "kiln runs artifact: the node sent " << artifact.content().size()
+                << " bytes whose SHA-256 is " << got << ", not the archived " << ref.sha256()
+                << "; nothing written\n";
+    return kExitFailed;
+  }
+  const std::string output = inv.args.Get("output");
+  if (output.empty() || output == "-") {
+    console.out << artifact.content();
+    return kExitOk;
+  }
+  if (absl::Status s = WriteFile(output, artifact.content()); !s.ok()) {
+    console.err << "kiln runs artifact: --output: " << s.message() << "\n";
+    return kExitFailed;
+  }
+  console.err << "wrote " << output << " (" << ref.kind() << "/" << ref.name() << ", "
+              << artifact.content().size() << " bytes, sha256 " << ref.sha256() << ")\n";
   return kExitOk;
 }
 

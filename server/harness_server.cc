@@ -31,6 +31,7 @@
 #include "harness/compile/python_toolchain.h"
 #include "harness/compile/toolchain.h"
 #include "harness/definitions/builtins.h"
+#include "harness/profile/profiling_support.h"
 #include "harness/sandbox/sandbox.h"
 #include "server/admission.h"
 #include "server/authenticator.h"
@@ -436,6 +437,11 @@ absl::Status HarnessServerImpl::Open() {
                             std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count()};
+  int cuda_devices = 0;
+  for (const NodeBackend& b : backends_) {
+    if (b.name == "cuda") cuda_devices += static_cast<int>(b.devices.size());
+  }
+  context.facts.profiling = DescribeProfiling(CheckProfiling(cuda_devices, ProfilerSearchDirs()));
   context.builtin_definitions = builtin_names_;
   service_ = std::make_unique<HarnessService>(std::move(context));
   return absl::OkStatus();

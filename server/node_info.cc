@@ -54,6 +54,7 @@ v1::NodeInfo DescribeNode(const NodeFacts& facts, const NodeLoad& load) {
   if (!facts.backends.empty()) info.set_default_backend(facts.backends.front().name);
   info.set_runs_archived(load.runs_archived);
   info.set_started_unix_ms(facts.started_unix_ms);
+  info.set_profiling(facts.profiling);
   bool has_level_zero = false;
   for (const NodeBackend& b : facts.backends) has_level_zero |= b.name == "level_zero";
   if (absl::Status ze = LevelZeroBackendStatus(); !has_level_zero && !ze.ok()) {

@@ -23,6 +23,7 @@ struct NodeFacts {
   std::vector<std::pair<std::string, std::string>> toolchains;  // name, version
   std::string default_mode;
   int64_t started_unix_ms = 0;  // when the process started
+  std::string profiling;        // DescribeProfiling of the node, checked at start
 };
 
 // The moving part, sampled when asked.

@@ -194,8 +194,11 @@ std::string NodeBody(const v1::NodeInfo& node) {
     absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ",
                     XmlEscape(std::string_view(sandbox.data(), sandbox.size())), "</p>\n");
   }
-  absl::StrAppend(&out, "<p><strong>Profiling:</strong> not available on this harness yet "
-                        "(no Nsight Compute profiles are taken)</p>\n");
+  // Whether Nsight Compute can run here; kiln takes no profiles through its RPCs yet.
+  absl::StrAppend(&out, "<p><strong>Nsight Compute:</strong> ",
+                  XmlEscape(node.profiling().empty() ? "not reported by this harness"
+                                                     : node.profiling()),
+                  " &middot; kiln does not take profiles yet</p>\n");
   absl::StrAppend(&out, "<h2>Queue</h2><table>", Header({"queued", "running", "runs archived"}),
                   Row({absl::StrCat(node.queue_depth()), absl::StrCat(node.running()),
                        absl::StrCat(node.runs_archived())},

@@ -330,6 +330,9 @@ def rendering_checks(bin_dir, data, work, shots):
         dom, img = page("/", "node", 800)
         check("Devices" in dom and "host" in dom and "Queue" in dom and "Sandbox:" in dom,
               "node page: devices, queue, sandbox")
+        # A node without a CUDA GPU says why Nsight Compute cannot profile there.
+        check("Nsight Compute:</strong> unavailable: no CUDA GPU" in dom,
+              "node page: whether Nsight Compute can profile, and why not")
         check(len(set(img.getdata())) > 8, "node page: the screenshot is not blank")
         dom, img = page("/definitions", "definitions", 600)
         check('href="/definitions/scale_add_f32"' in dom, "definitions page links the definition")

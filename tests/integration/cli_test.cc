@@ -96,6 +96,17 @@ TEST_CASE("kiln node describes the harness") {
     CHECK(text.out.find("  " + name + ": " + why.get<std::string>()) != std::string::npos);
   }
   CHECK(text.out.find("languages") != std::string::npos);
+  // Whether Nsight Compute can profile here, and why not: the same in both.
+  const std::string profiling = j["profiling"].get<std::string>();
+  CHECK((profiling.rfind("available: ncu at ", 0) == 0 ||
+         profiling.rfind("unavailable: ", 0) == 0));
+  if (j["devices"].empty() || j["backends"] == json::array({"host"})) {
+    CHECK(profiling.rfind("unavailable: no CUDA GPU", 0) == 0);
+  }
+  CHECK(text.out.find("nsight compute  " + profiling + "\n") != std::string::npos);
+  std::string sandbox = j["sandbox"].get<std::string>();
+  if (sandbox.rfind("sandbox: ", 0) == 0) sandbox = sandbox.substr(9);
+  CHECK(text.out.find("sandbox         " + sandbox + "\n") != std::string::npos);
 }
 
 TEST_CASE("a closed port is reported as unreachable with exit 2") {

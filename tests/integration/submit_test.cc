@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -36,13 +37,18 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// The correct solution file on the definition file's three workloads, official mode, --json.
+Completed SubmitCorrectOfficial(HarnessInstance& harness) {
+  return harness.Kiln({"submit", "--definition", DataPath("scale_add_f32.json"), "--workloads",
+                       DataPath("scale_add_f32.jsonl"), "--solution",
+                       DataPath("solutions/correct.json"), "--mode", "official", "--json"});
+}
+
 }  // namespace
 
 TEST_CASE("a correct solution file passes in official mode with latency and speedup") {
   HarnessInstance& harness = SharedHarness();
-  Completed r = harness.Kiln({"submit", "--definition", DataPath("scale_add_f32.json"),
-                              "--workloads", DataPath("scale_add_f32.jsonl"), "--solution",
-                              DataPath("solutions/correct.json"), "--mode", "official", "--json"});
+  Completed r = SubmitCorrectOfficial(harness);
   INFO(r.Describe());
   REQUIRE(r.exit_code == 0);
   json j = ParseJson(r);
@@ -208,4 +214,64 @@ TEST_CASE("several --solution flags are one batch: a run and verdict each, on th
   CHECK(text.exit_code == 0);
   CHECK(Contains(text.out, "== scale_add_correct_file (run "));
   CHECK(Contains(text.out, "PASSED (1/1 workloads)"));
+}
+
+TEST_CASE("runs artifacts lists a run's files and runs artifact downloads one, checked") {
+  HarnessInstance& harness = SharedHarness();
+  Completed r = SubmitCorrectOfficial(harness);
+  INFO(r.Describe());
+  REQUIRE(r.exit_code == 0);
+  const std::string run_id = ParseJson(r)["run_id"];
+
+  Completed listed = harness.Kiln({"runs", "artifacts", run_id, "--json"});
+  INFO(listed.Describe());
+  REQUIRE(listed.exit_code == 0);
+  json doc = ParseJson(listed);
+  CHECK(doc["run_id"] == run_id);
+  std::map<std::string, json> by_name;
+  for (const json& a : doc["artifacts"]) {
+    by_name[a["kind"].get<std::string>() + "/" + a["name"].get<std::string>()] = a;
+  }
+  REQUIRE(by_name.count("samples/w0") == 1);
+  REQUIRE(by_name.count("worker_log/w0") == 1);
+
+  // The table, and runs show's list, name them as runs artifact takes them.
+  Completed table = harness.Kiln({"runs", "artifacts", run_id});
+  CHECK(table.exit_code == 0);
+  CHECK(Contains(table.out, "samples/w0"));
+  CHECK(Contains(harness.Kiln({"runs", "show", run_id}).out, "worker_log/w2"));
+
+  // A bare name shared by two kinds is refused, naming both.
+  Completed ambiguous = harness.Kiln({"runs", "artifact", run_id, "w0"});
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(Contains(ambiguous.err, "samples/w0"));
+  CHECK(Contains(ambiguous.err, "worker_log/w0"));
+  Completed missing = harness.Kiln({"runs", "artifact", run_id, "samples/w9"});
+  CHECK(missing.exit_code == 2);
+  CHECK(Contains(missing.err, "has no artifact 'samples/w9'; it has: "));
+  CHECK(Contains(missing.err, "samples/w1"));
+  // With --kind the name is taken whole: no worker log is named "samples/w0".
+  Completed whole =
+      harness.Kiln({"runs", "artifact", run_id, "samples/w0", "--kind", "worker_log"});
+  CHECK(whole.exit_code == 2);
+  CHECK(Contains(whole.err, "has no artifact 'worker_log/samples/w0'"));
+
+  ScratchDir dir;
+  const std::string file = dir / "w0.json";
+  Completed fetched =
+      harness.Kiln({"runs", "artifact", run_id, "w0", "--kind", "samples", "--output", file});
+  INFO(fetched.Describe());
+  REQUIRE(fetched.exit_code == 0);
+  CHECK(Contains(fetched.err, "wrote " + file));
+  const std::string content = Slurp(file);
+  CHECK(static_cast<int64_t>(content.size()) == by_name["samples/w0"]["size"].get<int64_t>());
+  json samples = json::parse(content, nullptr, false);
+  REQUIRE_FALSE(samples.is_discarded());
+  CHECK(samples["unit"] == "ms");
+  CHECK(samples["samples_ms"].size() > 0);
+
+  // Without --output: stdout.
+  Completed log = harness.Kiln({"runs", "artifact", run_id, "worker_log/w0"});
+  CHECK(log.exit_code == 0);
+  CHECK(Contains(log.out, "kiln-worker"));
 }
