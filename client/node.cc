@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/json_output.h"
@@ -21,11 +20,7 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
       node.default_backend(), "\n", "default mode    ", node.default_mode(), "\n",
       "queue depth     ", node.queue_depth(), "\n", "running         ", node.running(), "\n",
       "runs archived   ", node.runs_archived(), "\n");
-  if (!node.sandbox().empty()) {
-    absl::string_view sandbox = node.sandbox();
-    absl::ConsumePrefix(&sandbox, "sandbox: ");
-    absl::StrAppend(&out, "sandbox         ", sandbox, "\n");
-  }
+  if (!node.sandbox().empty()) absl::StrAppend(&out, "sandbox         ", node.sandbox(), "\n");
   // Whether Nsight Compute can profile here (kiln-harness --check finds the same).
   if (!node.profiling().empty()) absl::StrAppend(&out, "nsight compute  ", node.profiling(), "\n");
   if (!node.toolchains().empty()) {

@@ -1,5 +1,6 @@
 // kiln runs list | kiln runs show RUN_ID | kiln runs artifacts RUN_ID | kiln runs artifact RUN_ID NAME
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -144,18 +145,20 @@ std::string ArtifactsTable(const v1::Run& run) {
   return table.Render();
 }
 
-// The run RUN_ID as archived (without its sources), or the exit code of the failed call.
-absl::StatusOr<v1::Run> FetchRun(const Invocation& inv, Connection& connection,
-                                 Console& console, int* exit_code) {
+// The run RUN_ID (the first positional) as archived; nullopt after reporting a failed call, whose
+// exit code is then in *exit_code.
+std::optional<v1::Run> FetchRun(const Invocation& inv, Connection& connection, Console& console,
+                                bool include_sources, int* exit_code) {
   v1::GetRunRequest request;
   request.set_run_id(inv.args.positionals[0]);
+  request.set_include_sources(include_sources);
   grpc::ClientContext context;
   connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::Run run;
   grpc::Status status = connection.stub().GetRun(&context, request, &run);
   if (!status.ok()) {
     *exit_code = connection.Fail(status, console);
-    return absl::UnavailableError(status.error_message());
+    return std::nullopt;
   }
   return run;
 }
@@ -239,27 +242,20 @@ std::string RunShowText(const v1::Run& run) {
 
 int RunRunsShow(const Invocation& inv, Console& console) {
   Connection connection(inv);
-  v1::GetRunRequest request;
-  request.set_run_id(inv.args.positionals[0]);
-  request.set_include_sources(true);
-  grpc::ClientContext context;
-  connection.Prepare(&context, kDefaultCallTimeoutS);
-  v1::Run run;
-  grpc::Status status = connection.stub().GetRun(&context, request, &run);
-  if (!status.ok()) return connection.Fail(status, console);
-  if (inv.args.Has("json")) {
-    console.out << Dump(RunShowJson(run));
-    return kExitOk;
-  }
-  console.out << RunShowText(run);
+  int exit_code = kExitOk;
+  std::optional<v1::Run> run = FetchRun(inv, connection, console, /*include_sources=*/true,
+                                        &exit_code);
+  if (!run.has_value()) return exit_code;
+  console.out << (inv.args.Has("json") ? Dump(RunShowJson(*run)) : RunShowText(*run));
   return kExitOk;
 }
 
 int RunRunsArtifacts(const Invocation& inv, Console& console) {
   Connection connection(inv);
   int exit_code = kExitOk;
-  absl::StatusOr<v1::Run> run = FetchRun(inv, connection, console, &exit_code);
-  if (!run.ok()) return exit_code;
+  std::optional<v1::Run> run = FetchRun(inv, connection, console, /*include_sources=*/false,
+                                        &exit_code);
+  if (!run.has_value()) return exit_code;
   if (inv.args.Has("json")) {
     Json list = Json::array();
     for (const v1::ArtifactRef& a : run->artifacts()) {
@@ -288,8 +284,9 @@ int RunRunsArtifact(const Invocation& inv, Console& console) {
   }
   Connection connection(inv);
   int exit_code = kExitOk;
-  absl::StatusOr<v1::Run> run = FetchRun(inv, connection, console, &exit_code);
-  if (!run.ok()) return exit_code;
+  std::optional<v1::Run> run = FetchRun(inv, connection, console, /*include_sources=*/false,
+                                        &exit_code);
+  if (!run.has_value()) return exit_code;
   std::vector<const v1::ArtifactRef*> matches;
   std::vector<std::string> all;
   for (const v1::ArtifactRef& a : run->artifacts()) {

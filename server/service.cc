@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -607,8 +608,12 @@ absl::Status HarnessService::DoGetNodeInfo(v1::NodeInfo* response) {
   load.runs_archived = *archived;
   *response = DescribeNode(context_.facts, load);
   const auto& sandbox = context_.node->sandbox;
-  response->set_sandbox(sandbox != nullptr ? sandbox->Describe()
-                                           : "unconfined: no sandbox on this node");
+  // The sandbox's start-up line without its "sandbox: " label (the field names it).
+  std::string described =
+      sandbox != nullptr ? sandbox->Describe() : "unconfined: no sandbox on this node";
+  absl::string_view text = described;
+  absl::ConsumePrefix(&text, "sandbox: ");
+  response->set_sandbox(std::string(text));
   // Waits for the node's Python probe (seconds after start at most).
   DescribeLanguages(context_.facts,
                     context_.node->python != nullptr ? &context_.node->python->Get() : nullptr,

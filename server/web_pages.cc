@@ -189,10 +189,7 @@ std::string NodeBody(const v1::NodeInfo& node) {
                                  XmlEscape(node.default_backend()), " &middot; started ",
                                  Time(node.started_unix_ms()), "</p>\n");
   if (!node.sandbox().empty()) {
-    absl::string_view sandbox = node.sandbox();
-    absl::ConsumePrefix(&sandbox, "sandbox: ");
-    absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ",
-                    XmlEscape(std::string_view(sandbox.data(), sandbox.size())), "</p>\n");
+    absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ", XmlEscape(node.sandbox()), "</p>\n");
   }
   // Whether Nsight Compute can run here; kiln takes no profiles through its RPCs yet.
   absl::StrAppend(&out, "<p><strong>Nsight Compute:</strong> ",
