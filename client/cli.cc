@@ -58,6 +58,27 @@ std::vector<CommandSpec> BuildCommands() {
         JsonFlag("{\"run_id\",\"status\",\"traces\"}; a batch: {\"batch_id\",\"runs\"}"),
         {"timeout-s", "S", "give up after S seconds (default 3600)"}},
        {}},
+      {"profile",
+       "--definition NAME --solution FILE|DIR [flags]",
+       "profile one call of a solution under Nsight Compute on one workload (after it passes "
+       "there): per kernel its time, SM and DRAM throughput, occupancy and its limiter, "
+       "registers, shared memory, cache hit rates, warp stalls, a roofline point and the one "
+       "direction they point to; the report (.ncu-rep) is archived with the run; exit 0 iff "
+       "the solution passed and was profiled",
+       {{"definition", "NAME", "a registered definition", true},
+        {"solution", "FILE|DIR", "a solution JSON file, or a folder holding solution.json", true},
+        {"workload", "UUID", "the registered workload to profile on (default: the first)"},
+        {"section", "S",
+         "what ncu collects: basic (default) | memory (+ cache hit rates, DRAM bytes) | compute "
+         "(+ warp stalls, FLOP/s) | full"},
+        {"reference", "", "also profile the definition's reference, side by side"},
+        {"baseline", "B",
+         "also profile torch_eager, torch_compile or solution:NAME, side by side; repeatable",
+         false, true},
+        {"backend", "B", "the backend (default: the node's; profiles need cuda)"},
+        JsonFlag("{\"run_id\",\"status\",\"traces\",\"profile\"}"),
+        {"timeout-s", "S", "give up after S seconds (default 1800)"}},
+       {}},
       {"runs list",
        "[flags]",
        "list archived runs, newest first",
@@ -65,6 +86,7 @@ std::vector<CommandSpec> BuildCommands() {
         {"status", "S", "only runs with this status (PASSED, COMPILE_ERROR, ...)"},
         {"limit", "N", "at most N runs (default 50)"},
         {"all", "", "also the harness's own reference-check runs of new definitions"},
+        {"kind", "K", "only runs of this kind: evaluation | profile"},
         JsonFlag("the runs")},
        {}},
       {"runs show",
@@ -604,6 +626,7 @@ int Dispatch(const Invocation& inv, Console& console) {
   }
   const std::string& name = inv.command->name;
   if (name == "submit") return RunSubmit(inv, console);
+  if (name == "profile") return RunProfile(inv, console);
   if (name == "runs list") return RunRunsList(inv, console);
   if (name == "runs show") return RunRunsShow(inv, console);
   if (name == "runs artifacts") return RunRunsArtifacts(inv, console);

@@ -8,6 +8,7 @@
 namespace kiln::cli {
 
 int RunSubmit(const Invocation& inv, Console& console);    // submit.cc
+int RunProfile(const Invocation& inv, Console& console);   // profile.cc
 int RunRunsList(const Invocation& inv, Console& console);  // runs.cc
 int RunRunsShow(const Invocation& inv, Console& console);  // runs.cc
 int RunRunsArtifacts(const Invocation& inv, Console& console);  // runs.cc

@@ -101,22 +101,50 @@ StreamedRuns ReadRunEvents(
   return streamed;
 }
 
-EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
-                                   double timeout_s, Console& console) {
+namespace {
+
+// One run's stream: `open` starts the call on `context`; `admitted` is told the run's id.
+EvaluationOutcome StreamOneRun(
+    Connection& connection, double timeout_s, Console& console,
+    const std::function<std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>>(
+        grpc::ClientContext*)>& open,
+    const std::function<void(const std::string& run_id)>& admitted) {
   grpc::ClientContext context;
   connection.Prepare(&context, timeout_s);
   InterruptCancels interrupts(&context);
-  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
-      connection.stub().Evaluate(&context, request);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader = open(&context);
   ProgressPrinter progress(console.err, console.err_is_tty);
   StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
-    if (first) NoteRunId(p.run_id(), request, console);
+    if (first) admitted(p.run_id());
     progress.Print(p);
   });
   progress.Finish();
   EvaluationOutcome outcome = OneRun(std::move(streamed));
   outcome.interrupted = interrupts.fired();
   return outcome;
+}
+
+}  // namespace
+
+EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
+                                   double timeout_s, Console& console) {
+  return StreamOneRun(
+      connection, timeout_s, console,
+      [&](grpc::ClientContext* context) { return connection.stub().Evaluate(context, request); },
+      [&](const std::string& id) { NoteRunId(id, request, console); });
+}
+
+EvaluationOutcome StreamProfile(Connection& connection, const v1::ProfileRequest& request,
+                                double timeout_s, Console& console) {
+  return StreamOneRun(
+      connection, timeout_s, console,
+      [&](grpc::ClientContext* context) { return connection.stub().Profile(context, request); },
+      [&](const std::string& id) {
+        console.err << "kiln: profile run " << id << " admitted (definition "
+                    << request.definition() << ", section "
+                    << (request.section().empty() ? "basic" : request.section()) << ")\n"
+                    << std::flush;
+      });
 }
 
 EvaluationOutcome OneRun(StreamedRuns streamed) {

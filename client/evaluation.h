@@ -46,6 +46,9 @@ EvaluationOutcome OneRun(StreamedRuns streamed);
 // runs, SIGINT cancels the call (the harness then marks the run CANCELLED).
 EvaluationOutcome StreamEvaluation(Connection& connection, const v1::EvaluateRequest& request,
                                    double timeout_s, Console& console);
+// The same for a Profile call.
+EvaluationOutcome StreamProfile(Connection& connection, const v1::ProfileRequest& request,
+                                double timeout_s, Console& console);
 
 // Prints the outcome: the table, summary and failure details on console.out (or with `json`
 // one object {"run_id","status","traces"}), errors on console.err. Returns kExitOk iff every

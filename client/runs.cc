@@ -17,6 +17,7 @@
 #include "harness/common/sha256.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/unknown_definition.h"
+#include "harness/profile/profile_proto.h"
 
 namespace kiln::cli {
 
@@ -100,6 +101,7 @@ std::string RunFields(const v1::Run& run) {
     field("what to do", RejectionAdvice(warning));
   }
   field("state", RunStateName(run.state()));
+  if (run.kind() == "profile") field("kind", "profile (Nsight Compute; never ranked)");
   field("mode", run.mode());
   field("judged with", ToleranceText(run));
   field("timed with", TimingCountsText(run));
@@ -181,6 +183,7 @@ int RunRunsList(const Invocation& inv, Console& console) {
   request.set_definition(inv.args.Get("definition"));
   request.set_limit(*limit);
   request.set_exclude_reference_checks(!inv.args.Has("all"));
+  request.set_kind(inv.args.Get("kind"));
   if (inv.args.Has("status")) {
     absl::StatusOr<v1::EvaluationStatus> status = StatusFlag(inv, "status");
     if (!status.ok()) {
@@ -229,6 +232,10 @@ std::string RunShowText(const v1::Run& run) {
   std::string out = absl::StrCat(RunFields(run), "\n");
   if (!run.traces().empty()) absl::StrAppend(&out, TraceTable(run.traces()));
   absl::StrAppend(&out, SummaryLine(run), FailureDetails(run));
+  if (run.kind() == "profile" && run.has_profile()) {
+    absl::StrAppend(&out, "\nNsight Compute profile, section ", run.profile().section(), ":\n",
+                    RenderRunProfile(run.profile()));
+  }
   if (!run.compile_log().empty() && run.status() != v1::COMPILE_ERROR) {
     absl::StrAppend(&out, "\ncompiler log:\n", Indent(run.compile_log(), "  "));
   }

@@ -153,6 +153,45 @@ bool CampaignRunner::Baseline() {
   return Save();
 }
 
+void CampaignRunner::ProfileIncumbent() {
+  Json& summary = state_.incumbent_summary;
+  if (!spec_.profile || !summary.is_object() || summary.contains("profile") ||
+      summary.contains("profile_note") || summary.value("status", "") != "PASSED") {
+    return;
+  }
+  if (state_.incumbent_solution_json.empty()) {
+    summary["profile_note"] = "the definition's reference is the incumbent: no solution to profile";
+    return;
+  }
+  const Json* slowest = SlowestWorkload(summary);
+  absl::StatusOr<v1::Solution> incumbent = ParseSolutionJson(state_.incumbent_solution_json);
+  if (slowest == nullptr || !incumbent.ok()) return;
+  const std::string axes = slowest->value("axes", "");
+  v1::ProfileRequest request;
+  request.set_definition(spec_.definition_name);
+  *request.mutable_solution() = *incumbent;
+  request.set_workload_uuid(slowest->value("uuid", ""));
+  request.set_section(spec_.profile_section);
+  request.set_backend(spec_.target.backend);
+  Event("profile", absl::StrCat("profiling the incumbent on its slowest workload ", axes,
+                                " (Nsight Compute, section ", spec_.profile_section, ")"));
+  absl::StatusOr<HarnessRun> run = pool_.Profile(request, spec_.target.backend, stop_);
+  if (!run.ok()) {
+    // A node that cannot profile (no ncu, counters restricted, the hourly limit) says why; the
+    // round goes on with the evidence it has.
+    summary["profile_note"] =
+        absl::StrCat("no profile of the incumbent on workload ", axes, ": ", run.status().message());
+    Event("profile", summary["profile_note"].get<std::string>());
+  } else {
+    summary["profile"] = ProfileEvidence(run->run, axes);
+    Event("profile", summary["profile"].contains("error")
+                         ? absl::StrCat("no profile: ", summary["profile"].value("error", ""))
+                         : absl::StrCat("profile run ", run->run.run_id(), ": ",
+                                        summary["profile"].value("direction", "")));
+  }
+  (void)Save();
+}
+
 AgentRequest CampaignRunner::BuildRequest(std::string* evidence) {
   AgentRequest request;
   request.campaign_id = row_.id;
@@ -165,6 +204,7 @@ AgentRequest CampaignRunner::BuildRequest(std::string* evidence) {
   }
   request.incumbent_params_json = state_.incumbent_params;
   if (state_.pass == "optimization") {
+    ProfileIncumbent();
     request.direction = ChooseDirection(state_.incumbent_summary, state_.history);
     *evidence = EvidenceMarkdown(state_.incumbent_summary, state_.history);
   } else if (!state_.last_failure.empty()) {

@@ -48,6 +48,9 @@ class CampaignRunner {
   bool NextRound();
   // The request of the round that starts: the pass's direction or feedback, evidence for TASK.md.
   AgentRequest BuildRequest(std::string* evidence);
+  // Adds to the incumbent's summary the profile of its slowest workload (spec `profile`), once
+  // per incumbent; a profile that cannot be taken leaves a "profile_note" saying why.
+  void ProfileIncumbent();
   // Records the answer's new candidates; returns how many, counting duplicates in `duplicates`.
   int RecordCandidates(const AgentRequest& request, const AgentResponse& response, int* duplicates);
   // Evaluates the request's undecided candidates and decides the round. False when stopped.

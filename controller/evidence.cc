@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/validate.h"
+#include "harness/profile/profile_proto.h"
 
 namespace kiln::controller {
 
@@ -135,10 +136,63 @@ std::string FunctionalFeedback(const Json& summary) {
   return out;
 }
 
+Json ProfileEvidence(const v1::Run& run, const std::string& axes) {
+  const v1::RunProfile& profile = run.profile();
+  const v1::ProfiledTarget* own = nullptr;
+  for (const v1::ProfiledTarget& t : profile.targets()) {
+    if (t.target() == "solution") own = &t;
+  }
+  if (own == nullptr || !own->error().empty() || own->kernels().empty()) {
+    std::string why = own == nullptr    ? "the harness returned no profile of the solution"
+                      : own->error().empty() ? "no kernel was profiled"
+                                             : own->error();
+    if (run.status() != v1::PASSED && !run.reason().empty()) why = run.reason();
+    return Json{{"run_id", run.run_id()}, {"workload", axes}, {"error", why}};
+  }
+  Json kernels = Json::array();
+  const v1::KernelProfile* longest = nullptr;
+  for (const v1::KernelProfile& k : own->kernels()) {
+    kernels.push_back(Json{{"name", k.name()},
+                           {"duration_us", k.duration_us()},
+                           {"direction_kind", k.direction_kind()},
+                           {"direction", k.direction()}});
+    if (longest == nullptr || k.duration_us() > longest->duration_us()) longest = &k;
+  }
+  v1::RunProfile own_only;
+  own_only.set_section(profile.section());
+  *own_only.add_targets() = *own;
+  std::string name = longest->name();
+  if (name.size() > 80) name = name.substr(0, 77) + "...";
+  return Json{{"run_id", run.run_id()},
+              {"workload", axes},
+              {"section", profile.section()},
+              {"kernels", kernels},
+              {"direction", absl::StrFormat("Nsight Compute on workload %s, kernel %s (%.1f us, "
+                                            "%s): %s",
+                                            axes, name, longest->duration_us(),
+                                            longest->direction_kind(), longest->direction())},
+              {"table", RenderRunProfile(own_only)}};
+}
+
+const Json* SlowestWorkload(const Json& s) {
+  if (!s.is_object() || !s.contains("workloads") || !s["workloads"].is_array()) return nullptr;
+  const Json* slowest = nullptr;
+  for (const Json& w : s["workloads"]) {
+    if (w.value("status", "") != "PASSED" || !w.contains("speedup")) continue;
+    if (slowest == nullptr || w.value("speedup", 0.0) < slowest->value("speedup", 0.0)) {
+      slowest = &w;
+    }
+  }
+  return slowest;
+}
+
 std::string ChooseDirection(const Json& s, const std::vector<DirectionHistory>& history) {
   std::vector<std::string> options;
   if (!s.is_object())
     return "Improve cache locality: block the loops so each tile's working set fits in cache";
+  if (s.contains("profile") && s["profile"].is_object() && s["profile"].contains("direction")) {
+    options.push_back(s["profile"]["direction"].get<std::string>());
+  }
   if (s.contains("resources") && s["resources"].is_array()) {
     for (const auto& k : s["resources"]) {
       int64_t spill =
@@ -205,7 +259,21 @@ std::string EvidenceMarkdown(const Json& s, const std::vector<DirectionHistory>&
   }
   if (s.contains("resources"))
     absl::StrAppend(&out, "\nKernel resources: ", s["resources"].dump(), "\n");
-  out += "\nProfiler (Nsight Compute) metrics: not available from this harness.\n";
+  if (s.contains("profile") && s["profile"].is_object()) {
+    const Json& p = s["profile"];
+    if (p.contains("table")) {
+      absl::StrAppend(&out, "\nNsight Compute profile of the incumbent on its slowest workload ",
+                      p.value("workload", ""), " (run ", p.value("run_id", ""), ", section ",
+                      p.value("section", ""), "):\n\n```\n", p.value("table", ""), "```\n");
+    } else {
+      absl::StrAppend(&out, "\nNsight Compute: no profile of the incumbent on workload ",
+                      p.value("workload", ""), ": ", p.value("error", ""), "\n");
+    }
+  } else if (s.contains("profile_note")) {
+    absl::StrAppend(&out, "\nNsight Compute: ", s.value("profile_note", ""), "\n");
+  } else {
+    out += "\nNsight Compute: no profile of this incumbent.\n";
+  }
   if (!history.empty()) {
     out += "\nDirections tried so far:\n";
     for (const DirectionHistory& h : history) {

@@ -38,7 +38,18 @@ struct DirectionHistory {
   std::string outcome;  // promoted | rejected | failed | duplicate
 };
 
-// One direction for the next optimisation request.
+// The evidence of a profile run (Profile RPC) of the incumbent on the workload `axes`:
+// {"run_id", "workload", "section", "kernels": [{"name", "duration_us", "direction_kind",
+// "direction"}], "direction" (the longest kernel's: the one direction the profile points to),
+// "table" (the text table)}, or {"error": why the solution has no profile}.
+Json ProfileEvidence(const v1::Run& profile_run, const std::string& axes);
+
+// The incumbent's slowest workload relative to the reference among those it PASSED (lowest
+// speedup), or null.
+const Json* SlowestWorkload(const Json& summary);
+
+// One direction for the next optimisation request. A profile in the summary ("profile", from
+// ProfileEvidence) comes first: its direction, unless tried already.
 std::string ChooseDirection(const Json& incumbent_summary, const std::vector<DirectionHistory>& h);
 
 // The evidence packet as markdown for TASK.md.

@@ -347,7 +347,7 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
   }
 }
 
-AttemptEnd HarnessPool::EvaluateOn(Node* node, const v1::EvaluateRequest& request,
+AttemptEnd HarnessPool::EvaluateOn(Node* node, const OpenRunStream& open,
                                    const AttemptObserver& observer,
                                    const std::atomic<bool>& cancelled,
                                    absl::StatusOr<v1::Run>* result) {
@@ -355,8 +355,7 @@ AttemptEnd HarnessPool::EvaluateOn(Node* node, const v1::EvaluateRequest& reques
   end.harness = node->address;
   grpc::ClientContext context;
   Prepare(&context, 6 * 3600);
-  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
-      node->stub->Evaluate(&context, request);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader = open(*node->stub, &context);
   std::atomic<bool> done{false};
   std::atomic<bool> abandoned{false};
   std::thread watcher([&] {
@@ -428,6 +427,31 @@ absl::StatusOr<HarnessRun> HarnessPool::Evaluate(const v1::EvaluateRequest& requ
                                                  const AttemptObserver& observer,
                                                  const std::atomic<bool>& cancelled,
                                                  int max_attempts) {
+  return RunOnPool(
+      request.definition(),
+      [&request](v1::Harness::Stub& stub, grpc::ClientContext* context) {
+        return stub.Evaluate(context, request);
+      },
+      backend, observer, cancelled, max_attempts);
+}
+
+absl::StatusOr<HarnessRun> HarnessPool::Profile(const v1::ProfileRequest& request,
+                                                const std::string& backend,
+                                                const std::atomic<bool>& cancelled) {
+  return RunOnPool(
+      request.definition(),
+      [&request](v1::Harness::Stub& stub, grpc::ClientContext* context) {
+        return stub.Profile(context, request);
+      },
+      backend, AttemptObserver{}, cancelled, /*max_attempts=*/1);
+}
+
+absl::StatusOr<HarnessRun> HarnessPool::RunOnPool(const std::string& definition,
+                                                  const OpenRunStream& open,
+                                                  const std::string& backend,
+                                                  const AttemptObserver& observer,
+                                                  const std::atomic<bool>& cancelled,
+                                                  int max_attempts) {
   absl::Status last = absl::UnavailableError("no attempt made");
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (cancelled.load()) return absl::CancelledError("campaign cancelled");
@@ -436,13 +460,13 @@ absl::StatusOr<HarnessRun> HarnessPool::Evaluate(const v1::EvaluateRequest& requ
     Node* node = *picked;
     AttemptEnd end;
     absl::StatusOr<v1::Run> run = absl::UnknownError("not run");
-    if (absl::Status s = EnsureDefinition(node, request.definition()); !s.ok()) {
+    if (absl::Status s = EnsureDefinition(node, definition); !s.ok()) {
       run = s;
       end.harness = node->address;
       end.outcome = Retryable(s) ? "broken" : "failed";
       end.detail = absl::StrCat("registering the definition: ", s.message());
     } else {
-      end = EvaluateOn(node, request, observer, cancelled, &run);
+      end = EvaluateOn(node, open, observer, cancelled, &run);
     }
     {
       std::lock_guard<std::mutex> lock(mu_);

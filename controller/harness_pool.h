@@ -113,6 +113,11 @@ class HarnessPool {
                                       const std::string& backend, const AttemptObserver& observer,
                                       const std::atomic<bool>& cancelled, int max_attempts = 3);
 
+  // A profile (Profile RPC) on the best healthy harness for `backend`, one attempt: a profile
+  // that cannot be taken is evidence missing, not worth another harness's device time.
+  absl::StatusOr<HarnessRun> Profile(const v1::ProfileRequest& request, const std::string& backend,
+                                     const std::atomic<bool>& cancelled);
+
   // Waits for a run admitted before a restart; NOT_FOUND or UNAVAILABLE when it cannot be
   // followed there (the caller then evaluates afresh).
   absl::StatusOr<v1::Run> AwaitRun(const std::string& harness, const std::string& run_id,
@@ -141,10 +146,17 @@ class HarnessPool {
   absl::StatusOr<Node*> WaitForNode(const std::string& backend, const std::atomic<bool>& cancelled);
   // PutDefinition of the request's definition on `node` unless it took it since it last came up.
   absl::Status EnsureDefinition(Node* node, const std::string& definition);
+  // Starts a call that streams one run's events (Evaluate, Profile) on `context`.
+  using OpenRunStream = std::function<std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>>(
+      v1::Harness::Stub& stub, grpc::ClientContext* context)>;
+  // Evaluate's retries over the pool for any one-run call.
+  absl::StatusOr<HarnessRun> RunOnPool(const std::string& definition, const OpenRunStream& open,
+                                       const std::string& backend,
+                                       const AttemptObserver& observer,
+                                       const std::atomic<bool>& cancelled, int max_attempts);
   // One attempt on `node`.
-  AttemptEnd EvaluateOn(Node* node, const v1::EvaluateRequest& request,
-                        const AttemptObserver& observer, const std::atomic<bool>& cancelled,
-                        absl::StatusOr<v1::Run>* result);
+  AttemptEnd EvaluateOn(Node* node, const OpenRunStream& open, const AttemptObserver& observer,
+                        const std::atomic<bool>& cancelled, absl::StatusOr<v1::Run>* result);
   Node* Find(const std::string& address);
 
   // Sets the deadline and the bearer token on `context`.

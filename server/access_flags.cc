@@ -13,6 +13,8 @@ ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA: clients must present a certif
 ABSL_FLAG(bool, allow_insecure_remote, false, "serve plaintext on a non-loopback address");
 ABSL_FLAG(int, max_queued_per_principal, 0, "runs one principal may have unfinished; 0: no limit");
 ABSL_FLAG(int, max_runs_per_hour, 0, "runs one principal may submit per hour; 0: no limit");
+ABSL_FLAG(int, max_profiles_per_hour, 30,
+          "Nsight Compute profiles (kiln profile) one principal may take per hour; 0: no limit");
 ABSL_FLAG(int64_t, max_source_bytes, int64_t{1} << 20, "sources of one solution, bytes");
 ABSL_FLAG(int, max_workloads, 1024, "workloads of one run");
 ABSL_FLAG(int64_t, max_tensor_bytes, int64_t{4} << 30, "inputs and outputs of one workload, bytes");
@@ -43,6 +45,7 @@ void ApplyAccessFlags(HarnessOptions* o) {
   o->allow_insecure_remote = absl::GetFlag(FLAGS_allow_insecure_remote);
   o->max_queued_per_principal = absl::GetFlag(FLAGS_max_queued_per_principal);
   o->max_runs_per_hour = absl::GetFlag(FLAGS_max_runs_per_hour);
+  o->max_profiles_per_hour = absl::GetFlag(FLAGS_max_profiles_per_hour);
   o->max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
   o->max_workloads = absl::GetFlag(FLAGS_max_workloads);
   o->max_workload_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ inline constexpr char kNativeReference[] = "native_reference";
 // registered for the run's definition).
 const std::vector<std::string>& BaselineNames();
 
+// A profile's options (the Profile RPC): what ncu collects, and what is profiled beside the
+// solution ("reference", torch_eager, torch_compile, solution:NAME).
+struct ProfileOptions {
+  std::string section = "basic";
+  std::vector<std::string> also;
+};
+
 // A request that passed admission, with the node's defaults filled in.
 struct AdmittedRun {
   v1::Definition definition;
@@ -59,6 +67,8 @@ struct AdmittedRun {
   std::shared_ptr<BatchReferences> batch;
   std::shared_ptr<void> quota_hold;   // the principal's quota slot, held until the run finishes
   std::string confirms;  // a confirmation run: the ranked run it evaluates again (Run.confirms)
+  // A profile (Run.kind "profile"): the solution evaluated on its one workload, then profiled.
+  std::optional<ProfileOptions> profile;
 };
 
 // "official", "kernelbench", "robust".

@@ -18,6 +18,8 @@
 #include "harness/model/samples_artifact.h"
 #include "server/deadline_flag.h"
 #include "server/log_line.h"
+#include "server/profile_run.h"
+#include "server/role_run.h"
 #include "server/workload_evaluation.h"
 
 namespace kiln {
@@ -84,6 +86,7 @@ absl::Status Evaluation::Create() {
   run_.set_principal(admitted_.principal.empty() ? "local" : admitted_.principal);
   run_.set_registered_workloads(admitted_.registered_workloads);
   run_.set_confirms(admitted_.confirms);
+  run_.set_kind(admitted_.profile.has_value() ? "profile" : "evaluation");
   for (const std::string& b : admitted_.baselines) run_.add_baselines(b);
   if (absl::Status created = node_.archive->CreateRun(run_); !created.ok()) return created;
   run_.clear_solution();  // archived; the sources are not needed again
@@ -289,8 +292,117 @@ void Evaluation::RunOnDevice(int device_slot) {
         RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
       });
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
+  if (admitted_.profile.has_value()) ProfileOnDevice(device_slot, run_dir);
   (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
   node_.metrics->EvaluationFinished(SecondsSince(started));
+}
+
+void Evaluation::ProfileOnDevice(int device_slot, const std::string& run_dir) {
+  const ProfileOptions& options = *admitted_.profile;
+  v1::RunProfile* profile = run_.mutable_profile();
+  profile->set_section(options.section);
+  profile->set_workload_index(0);
+  profile->set_ncu(node_.profiling.ncu);
+  std::vector<std::string> targets = {"solution"};
+  targets.insert(targets.end(), options.also.begin(), options.also.end());
+  const v1::Trace* trace = traces_.empty() || !traces_[0].has_value() ? nullptr : &*traces_[0];
+  if (trace == nullptr || trace->evaluation().status() != v1::PASSED || cancelled()) {
+    // Only a correct solution is profiled, as only a correct one is timed.
+    const std::string why =
+        cancelled() ? "cancelled"
+        : trace == nullptr
+            ? "the workload was not evaluated"
+            : absl::StrCat("the solution did not pass the workload (",
+                           std::string(StatusName(trace->evaluation().status())), ": ",
+                           trace->kiln().reason(),
+                           ")");
+    for (const std::string& target : targets) {
+      v1::ProfiledTarget* t = profile->add_targets();
+      t->set_target(target);
+      t->set_error(absl::StrCat("not profiled: ", why));
+    }
+    return;
+  }
+  WorkloadJob job;
+  job.definition = &admitted_.definition;
+  job.workload = &admitted_.workloads[0];
+  job.index = 0;
+  job.run_id = run_id();
+  job.mode = admitted_.mode;
+  job.backend = admitted_.backend;
+  job.device_index = device_slot;
+  job.solution = &admitted_.solution;
+  job.candidate = &*candidate_;
+  job.reference = reference_.has_value() ? &*reference_ : nullptr;
+  job.reference_source = admitted_.reference_source;
+  job.baselines = &admitted_.baselines;
+  job.solution_baselines = &admitted_.solution_baselines;
+  job.baseline_builds = &baseline_builds_;
+  job.baseline_build_errors = &baseline_build_errors_;
+  job.job_dir = absl::StrCat(run_dir, "/profile");
+  int ordinal = 0;
+  for (const std::string& target : targets) {
+    RoleProgram program;
+    std::string missing;
+    if (target == "solution") {
+      program = Candidate(job);
+    } else if (target == "reference") {
+      program = admitted_.reference_source == kPythonReference ? Python("reference")
+                                                               : Compiled(job.reference);
+    } else if (target.rfind("solution:", 0) != 0) {
+      program = Python(target);  // torch_eager | torch_compile
+    } else {
+      auto solution = admitted_.solution_baselines.find(target);
+      auto build = baseline_builds_.find(target);
+      if (solution == admitted_.solution_baselines.end() || build == baseline_builds_.end()) {
+        auto error = baseline_build_errors_.find(target);
+        missing = error != baseline_build_errors_.end() ? error->second : "it was not built";
+      } else {
+        program = Built(&solution->second, &build->second, absl::StrCat("sol", ++ordinal));
+      }
+    }
+    const std::string what = target == "solution" ? "the solution" : target;
+    if (!missing.empty()) {
+      v1::ProfiledTarget* t = profile->add_targets();
+      t->set_target(target);
+      t->set_error(absl::StrCat("not profiled: ", missing));
+      continue;
+    }
+    EnterState(v1::RUN_TIMING, 0,
+               absl::StrCat("profiling ", what, " under Nsight Compute (", options.section, ")"));
+    ProfileOutcome outcome = ProfileTarget(node_, job, program, target, options.section,
+                                           cancel_.get());
+    const std::string name = absl::StrCat(target, ".ncu-rep");
+    if (!outcome.report.empty()) {
+      auto stored = node_.archive->PutArtifact(run_id(), "profile", name, outcome.report);
+      Archived(stored.status(), "PutArtifact");
+      if (stored.ok()) outcome.target.set_report_artifact(absl::StrCat("profile/", name));
+    }
+    if (!outcome.log.empty()) {
+      Archived(node_.archive
+                   ->PutArtifact(run_id(), "worker_log", absl::StrCat("profile_", target),
+                                 outcome.log)
+                   .status(),
+               "PutArtifact");
+    }
+    LogEvent(node_.quiet, "profiled",
+             {{"run_id", run_id()},
+              {"target", target},
+              {"kernels", absl::StrCat(outcome.target.kernels_size())},
+              {"seconds", absl::StrFormat("%.3f", outcome.target.seconds())},
+              {"error", outcome.target.error()}});
+    SendProgress(v1::RUN_TIMING, 0,
+                 outcome.target.error().empty()
+                     ? absl::StrFormat("profiled %s: %d kernel%s in %.1f s", what,
+                                       outcome.target.kernels_size(),
+                                       outcome.target.kernels_size() == 1 ? "" : "s",
+                                       outcome.target.seconds())
+                     : absl::StrCat("profiling ", what, " failed: ", outcome.target.error()),
+                 nullptr);
+    *profile->add_targets() = std::move(outcome.target);
+    if (cancelled()) break;
+  }
+  (void)RemoveTree(job.job_dir);
 }
 
 void Evaluation::ArchiveSamples(int i, v1::TraceDetail& detail) {

@@ -62,6 +62,10 @@ class Evaluation : public ScheduledRun {
   // Builds every "solution:NAME" baseline (cache hits after the first run). A failure is the
   // baseline's note, never the run's verdict.
   void CompileSolutionBaselines();
+  // A profile run: the solution (and the targets asked for beside it) under Nsight Compute on
+  // the run's device slot, once its workload PASSED; fills run_.profile and archives each
+  // report as artifact profile/TARGET.ncu-rep.
+  void ProfileOnDevice(int device_slot, const std::string& run_dir);
   void OnWorkerStage(v1::RunState stage);
   // Archives `state` when it changed and announces it with `message`.
   void EnterState(v1::RunState state, int workload_index, const std::string& message);

@@ -154,7 +154,8 @@ absl::Status ValidateOptions(const HarnessOptions& o) {
   if (!(o.compile_timeout_s > 0)) {
     return absl::InvalidArgumentError("compile timeout: must be > 0");
   }
-  if (o.max_queued_per_principal < 0 || o.max_runs_per_hour < 0) {
+  if (o.max_queued_per_principal < 0 || o.max_runs_per_hour < 0 ||
+      o.max_profiles_per_hour < 0) {
     return absl::InvalidArgumentError("per-principal limits: must be >= 0 (0: no limit)");
   }
   if (o.max_workloads < 1) return absl::InvalidArgumentError("max workloads: must be >= 1");
@@ -441,7 +442,11 @@ absl::Status HarnessServerImpl::Open() {
   for (const NodeBackend& b : backends_) {
     if (b.name == "cuda") cuda_devices += static_cast<int>(b.devices.size());
   }
-  context.facts.profiling = DescribeProfiling(CheckProfiling(cuda_devices, ProfilerSearchDirs()));
+  node_.profiling = options_.profiling.has_value()
+                        ? *options_.profiling
+                        : CheckProfiling(cuda_devices, ProfilerSearchDirs());
+  context.facts.profiling = DescribeProfiling(node_.profiling);
+  context.max_profiles_per_hour = options_.max_profiles_per_hour;
   context.builtin_definitions = builtin_names_;
   service_ = std::make_unique<HarnessService>(std::move(context));
   return absl::OkStatus();

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "harness/profile/profiling_support.h"
 #include "server/server_credentials.h"
 
 namespace kiln {
@@ -56,6 +58,10 @@ struct HarnessOptions {
   bool allow_insecure_remote = false;  // plaintext on a non-loopback address
   int max_queued_per_principal = 0;    // 0: no limit (operators are never limited)
   int max_runs_per_hour = 0;           // per principal; 0: no limit
+  int max_profiles_per_hour = 30;      // Nsight Compute profiles per principal; 0: no limit
+  // Whether this node can profile: found by CheckProfiling at start when unset (tests set it to
+  // reach the checks that follow it on a node without a GPU).
+  std::optional<ProfilingSupport> profiling;
   int max_workloads = 1024;            // per run
   std::string metrics_listen;          // HOST:PORT of the Prometheus endpoint; empty: none
   std::string http_listen;             // HOST:PORT of the web console; empty: none

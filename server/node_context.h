@@ -11,6 +11,7 @@
 #include "harness/archive/archive.h"
 #include "harness/compile/compiler.h"
 #include "harness/sandbox/sandbox.h"
+#include "harness/profile/profiling_support.h"
 #include "server/metrics.h"
 #include "server/python_reference.h"
 #include "server/reference_timing_cache.h"
@@ -48,6 +49,8 @@ struct NodeContext {
   WarmWorkers* warm = nullptr;
   // Python runners started ahead of need for Python/Triton candidates (null: none).
   SpareWorkers* spares = nullptr;
+  // Whether Nsight Compute can profile here (checked at start), and the ncu that does.
+  ProfilingSupport profiling;
 };
 
 }  // namespace kiln

@@ -223,7 +223,8 @@ RoleRun CallRole(WorkerSession& session, const v1::WorkerRequest& request,
 
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
                 const RoleProgram& program, const std::string& role, bool measure,
-                const StageFn& on_stage, const std::atomic<bool>* cancel) {
+                const StageFn& on_stage, const std::atomic<bool>* cancel,
+                const LaunchAdjustment& adjust) {
   RoleRun run;
   const std::string folder = absl::StrCat(
       job.job_dir, "/", role == "reference" ? "ref" : role == "candidate" ? "cand" : role,
@@ -237,6 +238,7 @@ RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerReque
   }
   run.dir = worker->dir;
   run.started = MakeDirs(absl::StrCat(run.dir, "/out"));
+  if (run.started.ok() && adjust) run.started = adjust(*worker);
   if (!run.started.ok()) return run;
   auto session = WorkerSession::Start(worker->launch);
   if (!session.ok()) {

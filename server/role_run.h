@@ -8,6 +8,7 @@
 #define KILN_SERVER_ROLE_RUN_H_
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <string>
 
@@ -58,12 +59,18 @@ RoleProgram Candidate(const WorkloadJob& job);
 // kiln-worker with no solution (the bandwidth probe).
 RoleProgram WorkerOnly();
 
+struct RoleWorker;
+// Changes a role's launch before its worker starts (a profile runs the worker under ncu); an
+// error is RoleRun.started.
+using LaunchAdjustment = std::function<absl::Status(RoleWorker& worker)>;
+
 // Runs `program` as `role` (reference | candidate | baseline | bandwidth) for the job's workload
 // in a folder of its own under job.job_dir, sandboxed on the job's device. Never fails as a
 // function: RoleRun.started says why a worker could not run.
 RoleRun RunRole(const NodeContext& node, const WorkloadJob& job, v1::WorkerRequest request,
                 const RoleProgram& program, const std::string& role, bool measure,
-                const StageFn& on_stage, const std::atomic<bool>* cancel);
+                const StageFn& on_stage, const std::atomic<bool>* cancel,
+                const LaunchAdjustment& adjust = nullptr);
 
 // A role's worker before it starts: how it is launched (sandbox, program, log beside its
 // folder) and its canonical folder, the only one it may write.

@@ -19,6 +19,7 @@
 #include "server/evaluation.h"
 #include "server/event_sink.h"
 #include "server/log_line.h"
+#include "server/profile_run.h"
 #include "server/put_blob_reactor.h"
 #include "server/run_id.h"
 
@@ -111,6 +112,99 @@ grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Evaluate(
     reactor->Reject(ToGrpcStatus(started));
   }
   return reactor;
+}
+
+grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::Profile(
+    grpc::CallbackServerContext* ctx, const v1::ProfileRequest* request) {
+  auto* reactor = new EvaluateReactor();
+  absl::StatusOr<Principal> caller = Caller(ctx);
+  absl::Status started = caller.ok() ? StartProfile(*caller, *request, reactor) : caller.status();
+  if (!started.ok()) {
+    context_.metrics->RunRefused(absl::StatusCodeToString(started.code()));
+    LogEvent(context_.node->quiet, "profile_refused",
+             {{"principal", caller.ok() ? caller->name : ""},
+              {"code", absl::StatusCodeToString(started.code())},
+              {"reason", std::string(started.message())}});
+    reactor->Reject(ToGrpcStatus(started));
+  }
+  return reactor;
+}
+
+absl::Status HarnessService::StartProfile(const Principal& caller,
+                                          const v1::ProfileRequest& request,
+                                          EvaluateReactor* reactor) {
+  const ProfilingSupport& profiling = context_.node->profiling;
+  if (!profiling.available) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this node cannot take profiles: ", profiling.reason));
+  }
+  ProfileOptions options;
+  if (!request.section().empty()) options.section = request.section();
+  if (absl::Status s = ValidateProfileSection(options.section); !s.ok()) return s;
+  if (request.definition().empty()) {
+    return absl::InvalidArgumentError("definition: required");
+  }
+  if (!request.has_solution()) return absl::InvalidArgumentError("solution: required");
+  Archive& archive = *context_.node->archive;
+  absl::StatusOr<std::vector<v1::Workload>> registered =
+      archive.GetWorkloads(request.definition());
+  if (!registered.ok() || !archive.GetDefinition(request.definition()).ok()) {
+    return UnknownDefinition(archive, request.definition(), "definition");
+  }
+  v1::EvaluateRequest evaluate;
+  evaluate.set_definition(request.definition());
+  *evaluate.mutable_solution() = request.solution();
+  evaluate.set_backend(request.backend());
+  const v1::Workload* workload = nullptr;
+  for (const v1::Workload& w : *registered) {
+    if (request.workload_uuid().empty() || w.uuid() == request.workload_uuid()) {
+      workload = &w;
+      break;
+    }
+  }
+  if (workload == nullptr) {
+    return registered->empty()
+               ? absl::FailedPreconditionError(absl::StrCat(
+                     "definition: '", request.definition(), "' has no registered workloads"))
+               : absl::NotFoundError(absl::StrCat(
+                     "workload_uuid: '", request.workload_uuid(),
+                     "' is not a registered workload of '", request.definition(), "' (",
+                     registered->size(), " registered; kiln defs show ", request.definition(),
+                     " lists them)"));
+  }
+  *evaluate.add_workloads() = *workload;
+  std::set<std::string> seen;
+  for (int i = 0; i < request.also_size(); ++i) {
+    const std::string& target = request.also(i);
+    const std::string where = absl::StrCat("also[", i, "]");
+    if (!seen.insert(target).second) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": '", target, "' given twice"));
+    }
+    if (target == "solution") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the solution is always profiled; name the reference or a "
+                              "baseline"));
+    }
+    // The baselines are admitted (and built) as a run's baselines are; errors name them there.
+    if (target != "reference") evaluate.add_baselines(target);
+    options.also.push_back(target);
+  }
+  const std::string principal = caller.name.empty() ? "local" : caller.name;
+  std::lock_guard<std::mutex> lock(profile_mu_);
+  if (const int limit = context_.max_profiles_per_hour; limit > 0) {
+    const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+    absl::StatusOr<Archive::ProfileCount> taken =
+        archive.CountProfilesSince(principal, now_ms - 3600 * 1000);
+    if (!taken.ok()) return taken.status();
+    if (taken->count >= limit) {
+      const int64_t wait_s = std::max<int64_t>(1, (taken->oldest_unix_ms + 3600 * 1000 - now_ms) / 1000);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "profiles: '", principal, "' took ", taken->count, " profiles in the last hour, the "
+          "node's limit (--max-profiles-per-hour ", limit, "); the next can start in ",
+          (wait_s + 59) / 60, " min"));
+    }
+  }
+  return StartRun(caller, evaluate, reactor, std::move(options));
 }
 
 grpc::ServerWriteReactor<v1::EvaluateEvent>* HarnessService::EvaluateBatch(
@@ -236,10 +330,21 @@ absl::StatusOr<AdmittedRun> HarnessService::AdmitAndReserve(const v1::EvaluateRe
 }
 
 absl::Status HarnessService::StartRun(const Principal& caller, const v1::EvaluateRequest& request,
-                                      EvaluateReactor* reactor) {
+                                      EvaluateReactor* reactor,
+                                      std::optional<ProfileOptions> profile) {
   Scheduler& scheduler = *context_.scheduler;
   auto admitted = AdmitAndReserve(request);
   if (!admitted.ok()) return admitted.status();
+  if (profile.has_value()) {
+    if (admitted->backend->name != "cuda") {
+      scheduler.Release();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "backend: profiles are taken on the cuda backend, not '", admitted->backend->name,
+          "'"));
+    }
+    admitted->profile = std::move(profile);
+    admitted->registered_workloads = false;  // a profile is never ranked
+  }
   if (context_.quota != nullptr) {
     absl::StatusOr<std::shared_ptr<void>> hold = context_.quota->Admit(caller);
     if (!hold.ok()) {
@@ -436,6 +541,11 @@ absl::Status HarnessService::DoListRuns(const Principal& caller, const v1::ListR
       request.limit() == 0 ? kDefaultListLimit : std::min(request.limit(), kMaxListLimit);
   filter.page_token = request.page_token();
   filter.principal = request.principal();
+  if (!request.kind().empty() && request.kind() != "evaluation" && request.kind() != "profile") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kind: '", request.kind(), "' is not one of evaluation, profile"));
+  }
+  filter.kind = request.kind();
   if (request.exclude_reference_checks()) filter.exclude_principal = kHarnessPrincipal;
   if (!MaySeeOthersScores(caller)) {
     if (!filter.principal.empty() && filter.principal != caller.name) {

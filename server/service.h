@@ -33,6 +33,7 @@ struct ServiceContext {
   PrincipalQuota* quota = nullptr;            // null: no per-principal limits
   Metrics* metrics = NullMetrics();
   bool check_references = true;  // see HarnessOptions::check_references
+  int max_profiles_per_hour = 30;  // per principal (--max-profiles-per-hour); 0: no limit
 };
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
@@ -47,6 +48,8 @@ class HarnessService final : public v1::Harness::CallbackService {
       grpc::CallbackServerContext* ctx, const v1::EvaluateRequest* request) override;
   grpc::ServerWriteReactor<v1::EvaluateEvent>* EvaluateBatch(
       grpc::CallbackServerContext* ctx, const v1::EvaluateBatchRequest* request) override;
+  grpc::ServerWriteReactor<v1::EvaluateEvent>* Profile(
+      grpc::CallbackServerContext* ctx, const v1::ProfileRequest* request) override;
   grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx,
                                    const v1::GetRunRequest* request, v1::Run* response) override;
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
@@ -96,8 +99,14 @@ class HarnessService final : public v1::Harness::CallbackService {
   // Admission and a device-queue reservation, which the caller then owns (Release on failure).
   absl::StatusOr<AdmittedRun> AdmitAndReserve(const v1::EvaluateRequest& request);
   // Admission, quotas and the run's creation; on success the run is queued.
+  // With `profile`: the run is a profile (Run.kind "profile") of its one workload.
   absl::Status StartRun(const Principal& caller, const v1::EvaluateRequest& request,
-                        EvaluateReactor* reactor);
+                        EvaluateReactor* reactor,
+                        std::optional<ProfileOptions> profile = std::nullopt);
+  // A ProfileRequest checked (the node can profile, section, workload, targets, the caller's
+  // profiles per hour) and started as a run.
+  absl::Status StartProfile(const Principal& caller, const v1::ProfileRequest& request,
+                            EvaluateReactor* reactor);
   // Every solution of the batch admitted, reserved and within quota, or none; then the runs.
   absl::Status StartBatch(const Principal& caller, const v1::EvaluateBatchRequest& request,
                           EvaluateReactor* reactor);
@@ -141,6 +150,9 @@ class HarnessService final : public v1::Harness::CallbackService {
                              v1::PutSolutionResponse* response);
 
   ServiceContext context_;
+  // Held from counting a principal's profiles of the last hour to archiving the new one, so
+  // that two calls at once cannot both take the last one.
+  std::mutex profile_mu_;
 };
 
 }  // namespace kiln

@@ -34,10 +34,8 @@
 
 namespace kiln {
 
-namespace {
-
-v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
-                              const v1::TimingConfig& config, int trials) {
+v1::WorkerRequest WorkloadBaseRequest(const NodeContext& node, const WorkloadJob& job,
+                                      const v1::TimingConfig& config, int trials) {
   v1::WorkerRequest request;
   *request.mutable_definition() = *job.definition;
   *request.mutable_workload() = *job.workload;
@@ -58,6 +56,8 @@ v1::WorkerRequest BaseRequest(const NodeContext& node, const WorkloadJob& job,
   request.set_blob_root(node.blob_root);
   return request;
 }
+
+namespace {
 
 void SetFailure(WorkloadResult& out, v1::EvaluationStatus status, const std::string& reason,
                 const std::string& log) {
@@ -455,7 +455,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
     return false;
   }
   w.trials = TrialsFor(job.mode, *config);
-  w.base = BaseRequest(node, job, *config, w.trials);
+  w.base = WorkloadBaseRequest(node, job, *config, w.trials);
   const bool python = job.reference_source == kPythonReference;
   const std::optional<v1::TimingResult>& cached = w.cached_ref_timing;
 

@@ -65,6 +65,12 @@ using StageFn = std::function<void(v1::RunState)>;
 // official, 1 for kernelbench and robust), as the worker runs them.
 int TrialsFor(const std::string& mode, const v1::TimingConfig& config);
 
+// What every worker of the job's workload is sent: the definition, the workload, `trials` input
+// seeds (secret: mixed from the node's secret and the run's or batch's id), the timing
+// configuration, the backend, the device and the blob root.
+v1::WorkerRequest WorkloadBaseRequest(const NodeContext& node, const WorkloadJob& job,
+                                      const v1::TimingConfig& config, int trials);
+
 // Called once per workload, as soon as its result is final, with the job's index.
 using WorkloadDone = std::function<void(int index, WorkloadResult result)>;
 

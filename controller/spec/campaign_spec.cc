@@ -244,7 +244,8 @@ absl::Status ReadAll(const YAML::Node& root, CampaignFiles& files, CampaignSpec*
   if (absl::Status s = yaml::ExpectMap(root, "campaign"); !s.ok()) return s;
   if (absl::Status s = CheckKeys(root, "",
                                  {"name", "definition", "workloads", "baseline", "target", "agents",
-                                  "budget", "promotion", "supervisor", "parallel", "skills"});
+                                  "budget", "promotion", "supervisor", "parallel", "skills",
+                                  "profile"});
       !s.ok()) {
     return s;
   }
@@ -258,6 +259,25 @@ absl::Status ReadAll(const YAML::Node& root, CampaignFiles& files, CampaignSpec*
   if (s.ok()) s = ReadSupervisor(root["supervisor"], &spec->supervisor);
   if (s.ok()) s = yaml::ReadInt(root["parallel"], "parallel", 1, &spec->parallel);
   if (s.ok()) s = ReadSkills(root["skills"], files, spec);
+  if (s.ok() && root["profile"]) {
+    std::string profile;
+    s = yaml::ReadString(root["profile"], "profile", &profile);
+    if (s.ok()) {
+      if (profile == "true") {
+        spec->profile = true;
+      } else if (profile == "false") {
+        spec->profile = false;
+      } else if (profile == "basic" || profile == "memory" || profile == "compute" ||
+                 profile == "full") {
+        spec->profile = true;
+        spec->profile_section = profile;
+      } else {
+        return FieldError("profile", absl::StrCat("'", profile,
+                                                  "' is not one of true, false, basic, memory, "
+                                                  "compute, full"));
+      }
+    }
+  }
   if (!s.ok()) return s;
   if (spec->name.empty()) spec->name = spec->definition_name;
   if (spec->parallel > 64) return FieldError("parallel", "at most 64");

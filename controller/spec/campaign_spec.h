@@ -135,6 +135,11 @@ struct CampaignSpec {
   PromotionSpec promotion;
   SupervisorSpec supervisor;
   int parallel = 1;  // candidates of this campaign evaluated at once
+  // `profile: true | false | basic | memory | compute | full` (default true, the full set):
+  // each optimisation round's evidence carries an Nsight Compute profile of the incumbent on
+  // its slowest workload (relative to the reference) where a harness can take one.
+  bool profile = true;
+  std::string profile_section = "full";
   std::vector<std::pair<std::string, std::string>> skills;  // file name, markdown
 };
 

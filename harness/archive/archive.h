@@ -24,6 +24,7 @@ struct RunFilter {
   v1::EvaluationStatus status = v1::STATUS_UNSPECIFIED;  // unspecified: any
   std::string principal;   // empty: any
   std::string exclude_principal;  // empty: none left out
+  std::string kind;        // evaluation | profile; empty: any
   int limit = 50;
   std::string page_token;  // opaque; from a previous ListRuns
 };
@@ -72,6 +73,14 @@ class Archive {
   // Newest first. Uses indexes on (created), (definition, created), (status, created).
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const RunFilter& filter);
   absl::StatusOr<int64_t> CountRuns();
+  // The profile runs (kind "profile") `principal` started at or after `since_unix_ms`, and the
+  // creation time of the oldest of them (0 when none).
+  struct ProfileCount {
+    int64_t count = 0;
+    int64_t oldest_unix_ms = 0;
+  };
+  absl::StatusOr<ProfileCount> CountProfilesSince(const std::string& principal,
+                                                  int64_t since_unix_ms);
   // One run of each principal on `definition` in `mode`, among the finished runs evaluated on
   // the registered workloads that are not confirmation runs. Rule "best": the PASSED run of
   // lowest mean latency (ties: earlier first). Rule "latest": the principal's designated run,

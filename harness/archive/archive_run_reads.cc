@@ -31,7 +31,7 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
                    "solution_json, registered_workloads, device_index, device_name, "
                    "device_pci_bus_id, baselines, confirms, EXISTS (SELECT 1 FROM designated_runs AS d "
                    "WHERE d.run_id = runs.run_id AND d.principal = runs.principal AND "
-                   "d.definition = runs.definition AND d.mode = runs.mode) "
+                   "d.definition = runs.definition AND d.mode = runs.mode), kind, profile_pb "
                    "FROM runs WHERE run_id = ?1"));
   s.BindText(1, run_id);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
@@ -64,6 +64,12 @@ absl::StatusOr<std::string> ReadRunRow(Connection& conn, const std::string& run_
   }
   run.set_confirms(s.ColumnText(24));
   run.set_designated(s.ColumnInt(25) != 0);
+  run.set_kind(s.ColumnText(26));
+  if (std::string_view profile = s.ColumnBlob(27); !profile.empty()) {
+    if (!run.mutable_profile()->ParseFromArray(profile.data(), static_cast<int>(profile.size()))) {
+      return absl::DataLossError(absl::StrCat("the profile of run '", run_id, "' is corrupt"));
+    }
+  }
   ARCHIVE_ASSIGN_OR_RETURN(*run.mutable_solution(),
                            archive::SolutionFromStoredJson(s.ColumnText(18)));
   return compile_log_sha;
@@ -130,6 +136,7 @@ void ReadSummary(const Statement& s, v1::RunSummary& summary) {
   summary.set_workload_count(static_cast<int32_t>(s.ColumnInt(9)));
   summary.set_author(s.ColumnText(10));
   summary.set_principal(s.ColumnText(11));
+  summary.set_kind(s.ColumnText(12));
 }
 
 // Parameters: ?1 definition, ?2 status, ?3/?4 the cursor (created_ms, run_id), ?5 limit,
@@ -138,11 +145,12 @@ void ReadSummary(const Statement& s, v1::RunSummary& summary) {
 std::string ListRunsSql(const RunFilter& filter, bool has_cursor) {
   std::string sql =
       "SELECT run_id, definition, solution_name, state, status, mode, created_ms, "
-      "mean_latency_ms, mean_speedup, workload_count, author, principal FROM runs WHERE 1";
+      "mean_latency_ms, mean_speedup, workload_count, author, principal, kind FROM runs WHERE 1";
   if (!filter.definition.empty()) absl::StrAppend(&sql, " AND definition = ?1");
   if (filter.status != v1::STATUS_UNSPECIFIED) absl::StrAppend(&sql, " AND status = ?2");
   if (!filter.principal.empty()) absl::StrAppend(&sql, " AND principal = ?6");
   if (!filter.exclude_principal.empty()) absl::StrAppend(&sql, " AND principal != ?7");
+  if (!filter.kind.empty()) absl::StrAppend(&sql, " AND kind = ?8");
   if (has_cursor) absl::StrAppend(&sql, " AND (created_ms, run_id) < (?3, ?4)");
   absl::StrAppend(&sql, " ORDER BY created_ms DESC, run_id DESC LIMIT ?5");
   return sql;
@@ -218,6 +226,7 @@ absl::StatusOr<v1::ListRunsResponse> Archive::ListRuns(const RunFilter& filter) 
     s.BindInt(5, limit + 1);  // one more than asked tells whether another page follows
     s.BindText(6, filter.principal);
     s.BindText(7, filter.exclude_principal);
+    s.BindText(8, filter.kind);
     for (int n = 0;; ++n) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return absl::OkStatus();
@@ -231,6 +240,25 @@ absl::StatusOr<v1::ListRunsResponse> Archive::ListRuns(const RunFilter& filter) 
     }
   }));
   return response;
+}
+
+absl::StatusOr<Archive::ProfileCount> Archive::CountProfilesSince(const std::string& principal,
+                                                                  int64_t since_unix_ms) {
+  ProfileCount out;
+  ARCHIVE_RETURN_IF_ERROR(impl_->Read("counting profiles", [&](Connection& conn) -> absl::Status {
+    ARCHIVE_ASSIGN_OR_RETURN(
+        Statement s, conn.Prepare("SELECT count(*), coalesce(min(created_ms), 0) FROM runs "
+                                  "WHERE kind = 'profile' AND principal = ?1 AND created_ms >= ?2"));
+    s.BindText(1, principal);
+    s.BindInt(2, since_unix_ms);
+    ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) {
+      out.count = s.ColumnInt(0);
+      out.oldest_unix_ms = s.ColumnInt(1);
+    }
+    return absl::OkStatus();
+  }));
+  return out;
 }
 
 absl::StatusOr<int64_t> Archive::CountRuns() {

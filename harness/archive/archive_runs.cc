@@ -48,7 +48,8 @@ absl::Status WriteFinalRow(Connection& conn, const v1::Run& run, v1::EvaluationS
                    "queued_s = CASE WHEN ?7 > 0 THEN ?7 ELSE queued_s END, "
                    "compile_s = CASE WHEN ?8 > 0 THEN ?8 ELSE compile_s END, "
                    "verify_s = CASE WHEN ?9 > 0 THEN ?9 ELSE verify_s END, "
-                   "timing_s = CASE WHEN ?10 > 0 THEN ?10 ELSE timing_s END "
+                   "timing_s = CASE WHEN ?10 > 0 THEN ?10 ELSE timing_s END, "
+                   "profile_pb = CASE WHEN ?11 IS NOT NULL THEN ?11 ELSE profile_pb END "
                    "WHERE run_id = ?1"));
   update.BindText(1, run.run_id());
   update.BindInt(2, v1::RUN_DONE);
@@ -60,6 +61,13 @@ absl::Status WriteFinalRow(Connection& conn, const v1::Run& run, v1::EvaluationS
   update.BindDouble(8, run.compile_s());
   update.BindDouble(9, run.verify_s());
   update.BindDouble(10, run.timing_s());
+  std::string profile;
+  if (run.has_profile()) {
+    if (!run.profile().SerializeToString(&profile)) {
+      return absl::InternalError("the run's profile cannot be serialized");
+    }
+    update.BindBlob(11, profile);
+  }
   return update.Run();
 }
 

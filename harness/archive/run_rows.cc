@@ -33,8 +33,8 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
           "principal, state, status, reason, mode, backend, created_ms, finished_ms, queued_s, "
           "compile_s, verify_s, timing_s, compile_cache_hit, solution_json, updated_ms, "
           "registered_workloads, device_index, device_name, device_pci_bus_id, baselines, "
-          "confirms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-          "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"));
+          "confirms, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+          "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"));
   s.BindText(1, run.run_id());
   s.BindText(2, FirstNonEmpty(run.definition(), run.solution().definition()));
   s.BindText(3, FirstNonEmpty(run.solution_name(), run.solution().name()));
@@ -61,6 +61,7 @@ absl::Status InsertRunRow(Connection& conn, const v1::Run& run, int64_t now_ms) 
   s.BindText(24, run.device_pci_bus_id());
   s.BindText(25, absl::StrJoin(run.baselines(), "\n"));
   s.BindText(26, run.confirms());
+  s.BindText(27, run.kind().empty() ? "evaluation" : run.kind());
   return s.Run();
 }
 

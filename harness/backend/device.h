@@ -69,6 +69,15 @@ class Device : public TimedDevice {
     (void)bytes;
     return absl::UnimplementedError("no device-to-device copy on this backend");
   }
+  // Brackets the calls a profiler started with profiling off (Nsight Compute's
+  // --profile-from-start off) collects: cudaProfilerStart / cudaProfilerStop on CUDA.
+  // UNIMPLEMENTED where the backend has no profiler.
+  virtual absl::Status StartProfiler() {
+    return absl::UnimplementedError("no profiler on this backend");
+  }
+  virtual absl::Status StopProfiler() {
+    return absl::UnimplementedError("no profiler on this backend");
+  }
   // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
   // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
   virtual double LastCallUnjoinedMs() const { return 0; }

@@ -340,13 +340,18 @@ ProfileDirection DirectionFor(const KernelProfile& k) {
                           sm, mem, stall)};
 }
 
-std::string RenderProfileTable(const std::vector<KernelProfile>& kernels) {
+std::string RenderProfileTable(const std::vector<KernelProfile>& kernels,
+                               const std::vector<std::string>& owners) {
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto add = [&](std::string label, auto&& value) {
     std::vector<std::string> cells;
     for (const KernelProfile& k : kernels) cells.push_back(value(k));
     rows.emplace_back(std::move(label), std::move(cells));
   };
+  if (owners.size() == kernels.size()) {
+    std::vector<std::string> cells(owners.begin(), owners.end());
+    rows.emplace_back("profiled", std::move(cells));
+  }
   add("kernel", [](const KernelProfile& k) { return ShortName(k.name); });
   add("duration (us)", [](const KernelProfile& k) { return Fixed(k.duration_us, 2); });
   add("SM throughput (% peak)", [](const KernelProfile& k) { return Fixed(k.sm_throughput_pct, 1); });

@@ -61,7 +61,10 @@ struct ProfileDirection {
 ProfileDirection DirectionFor(const KernelProfile& profile);
 
 // A table of the kernels side by side (one row per figure, one column per kernel), as text.
-std::string RenderProfileTable(const std::vector<KernelProfile>& kernels);
+// `owners` (empty, or one per kernel) prefix each kernel's name: what it was profiled for
+// ("solution", "reference"), for side-by-side tables of several targets.
+std::string RenderProfileTable(const std::vector<KernelProfile>& kernels,
+                               const std::vector<std::string>& owners = {});
 // The kernels (with each one's direction) as a JSON array.
 std::string ProfileJson(const std::vector<KernelProfile>& kernels);
 

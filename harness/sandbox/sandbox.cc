@@ -61,6 +61,10 @@ SandboxProbe ProbeSandbox() {
   } else {
     probe.seccomp_detail = std::string(program.status().message());
   }
+  absl::StatusOr<std::string> profiler = BuildSeccompProgram(/*inet_sockets=*/true);
+  if (profiler.ok()) {
+    probe.profiler_seccomp_program = std::make_shared<const std::string>(*std::move(profiler));
+  }
   probe.cgroups = std::make_shared<const CgroupHost>(CgroupHost::Detect());
   probe.bwrap = FindBwrap();
   if (probe.bwrap.empty()) {
@@ -129,6 +133,17 @@ std::shared_ptr<const SandboxPolicy> Sandbox::Policy(const std::string& writable
 int64_t DefaultWorkerMemoryBytes() {
   const int64_t ram = int64_t{::sysconf(_SC_PHYS_PAGES)} * ::sysconf(_SC_PAGE_SIZE);
   return std::min<int64_t>(ram / 2, int64_t{16} << 30);
+}
+
+std::shared_ptr<const SandboxPolicy> Sandbox::ProfilerPolicy(
+    const SandboxPolicy& policy, const std::vector<std::string>& profiler_dirs) const {
+  if (!enabled_) return nullptr;
+  auto profiled = std::make_shared<SandboxPolicy>(policy);
+  for (const std::string& dir : profiler_dirs) profiled->readonly_paths.push_back(dir);
+  profiled->seccomp_program = probe_.profiler_seccomp_program != nullptr
+                                  ? probe_.profiler_seccomp_program
+                                  : probe_.seccomp_program;
+  return profiled;
 }
 
 }  // namespace kiln

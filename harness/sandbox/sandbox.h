@@ -26,6 +26,8 @@ struct SandboxProbe {
   std::string bwrap_detail;   // its error when it did not
   std::shared_ptr<const std::string> seccomp_program;  // empty when it cannot be built
   std::string seccomp_detail;
+  // The filter of workers run under Nsight Compute: the same with loopback TCP sockets allowed.
+  std::shared_ptr<const std::string> profiler_seccomp_program;
   std::shared_ptr<const CgroupHost> cgroups;
 };
 
@@ -56,6 +58,13 @@ class Sandbox {
                                               std::vector<std::string> readonly_paths,
                                               std::vector<std::string> devices, bool gpu,
                                               int64_t max_memory_bytes) const;
+
+  // `policy` (from Policy) for a worker run under Nsight Compute: `profiler_dirs` readable too,
+  // and the profiler's seccomp filter, which allows AF_INET/AF_INET6 sockets (ncu talks to the
+  // process it profiles over TCP; the sandbox's network namespace has only its own loopback).
+  // Null when the sandbox is off.
+  std::shared_ptr<const SandboxPolicy> ProfilerPolicy(
+      const SandboxPolicy& policy, const std::vector<std::string>& profiler_dirs) const;
 
  private:
   bool enabled_ = false;

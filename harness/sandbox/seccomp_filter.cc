@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -48,7 +49,7 @@ absl::Status Check(int rc, const std::string& what) {
   return absl::InternalError(absl::StrCat("seccomp: ", what, ": ", std::strerror(-rc)));
 }
 
-absl::Status AddRules(scmp_filter_ctx ctx) {
+absl::Status AddRules(scmp_filter_ctx ctx, bool inet_sockets) {
   const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
   for (const char* name : kBlocked) {
     int nr = seccomp_syscall_resolve_name(name);
@@ -71,19 +72,32 @@ absl::Status AddRules(scmp_filter_ctx ctx) {
   }
   const uint32_t no_family = SCMP_ACT_ERRNO(EAFNOSUPPORT);
   for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    absl::Status s = Check(
-        seccomp_rule_add(ctx, no_family, call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)), "socket");
-    if (!s.ok()) return s;
+    if (!inet_sockets) {
+      absl::Status s = Check(
+          seccomp_rule_add(ctx, no_family, call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)), "socket");
+      if (!s.ok()) return s;
+      continue;
+    }
+    // Exactly AF_UNIX (1), AF_INET (2) and AF_INET6 (10) pass: one rule per refused value or
+    // range (libseccomp ORs the rules of one call; comparisons on one argument cannot be ANDed).
+    std::vector<scmp_arg_cmp> refused = {SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A0(SCMP_CMP_GT, AF_INET6)};
+    for (int family = AF_INET + 1; family < AF_INET6; ++family) {
+      refused.push_back(SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+    }
+    for (const scmp_arg_cmp& cmp : refused) {
+      absl::Status s = Check(seccomp_rule_add(ctx, no_family, call, 1, cmp), "socket");
+      if (!s.ok()) return s;
+    }
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> BuildSeccompProgram() {
+absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets) {
   Filter ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (ctx == nullptr) return absl::InternalError("seccomp: cannot create a filter");
-  if (absl::Status s = AddRules(ctx.get()); !s.ok()) return s;
+  if (absl::Status s = AddRules(ctx.get(), inet_sockets); !s.ok()) return s;
   int fd = ::memfd_create("kiln-seccomp-export", MFD_CLOEXEC);
   if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
   std::string program;

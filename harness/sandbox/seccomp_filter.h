@@ -18,7 +18,10 @@ namespace kiln {
 
 // The filter as a BPF program (the bytes of a struct sock_filter array, as bwrap --seccomp
 // reads it), for this machine's architecture.
-absl::StatusOr<std::string> BuildSeccompProgram();
+// `inet_sockets`: AF_INET and AF_INET6 sockets are allowed too. Only for Nsight Compute's
+// workers, whose profiler talks to the profiled process over loopback TCP; the sandbox's network
+// namespace has nothing but its own loopback, so they reach no other host or process.
+absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets = false);
 
 // Names of the system calls the filter refuses (for --check and the docs).
 std::vector<std::string> BlockedSyscallNames();

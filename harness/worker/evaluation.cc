@@ -77,6 +77,9 @@ class Evaluation {
   absl::Status Setup();
   absl::Status VerifyOnly();
   absl::Status Measure();
+  // request.profile_call: trial 0 verified, a warm-up call, the flush, then one call between
+  // StartProfiler and StopProfiler.
+  absl::Status ProfileCall();
   v1::WorkerResult& result() { return result_; }
   // Where the request's wall time went, for the worker log: "inputs 12.1 ms, outputs written
   // 40.2 ms, ..." (kiln's own work between and around the solution's calls).
@@ -559,6 +562,35 @@ absl::Status Evaluation::VerifyOnly() {
   return absl::OkStatus();
 }
 
+absl::Status Evaluation::ProfileCall() {
+  // The profile of a solution that passed: its checked calls as in any trial (the harness
+  // compares the outputs again), then the call the profiler sees.
+  absl::Status s = PrepareTrial(0);
+  if (!s.ok()) return s;
+  // JIT compilation, lazy module loading and first-call allocations happen here, not under the
+  // profiler.
+  Report("warmup", 0);
+  s = tensors_->RenewOutputs();
+  if (s.ok()) s = Call();
+  if (s.ok()) s = CheckCall("the warm-up call before the profiled call");
+  if (!s.ok()) return s;
+  Report("profile", 0);
+  s = tensors_->RenewOutputs();
+  // The caches start cold, as before every timed call (Nsight Compute flushes them again before
+  // each of its replay passes).
+  if (s.ok()) s = device_->Flush(device_->DefaultFlushBytes());
+  if (s.ok()) s = device_->StartProfiler();
+  if (!s.ok()) return s;
+  s = Call(/*timed=*/true);
+  // The device is idle before the profiler stops: every kernel of the call is in the range.
+  absl::Status synced = device_->Synchronize();
+  absl::Status stopped = device_->StopProfiler();
+  if (s.ok()) s = CheckCall("the profiled call", /*after_timer=*/true);
+  if (s.ok()) s = synced;
+  if (s.ok()) s = stopped;
+  return s;
+}
+
 absl::Status Evaluation::Measure() {
   v1::TimingConfig config = request_.timing();
   if (config.mode().empty()) {
@@ -634,7 +666,11 @@ v1::WorkerResult Evaluate(const v1::WorkerRequest& request, const StageReporter&
   if (request.measure_peak_bandwidth()) return MeasureBandwidth(request);
   Evaluation evaluation(request, report, external, gate);
   absl::Status s = evaluation.Setup();
-  if (s.ok()) s = request.measure() ? evaluation.Measure() : evaluation.VerifyOnly();
+  if (s.ok()) {
+    s = request.profile_call() ? evaluation.ProfileCall()
+        : request.measure()    ? evaluation.Measure()
+                               : evaluation.VerifyOnly();
+  }
   v1::WorkerResult result = std::move(evaluation.result());
   std::fprintf(stderr, "kiln-worker: cost: %s\n", evaluation.CostReport().c_str());
   if (s.ok() || evaluation.stopped()) {

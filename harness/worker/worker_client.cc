@@ -231,6 +231,9 @@ absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::Worke
                                                    " trials for ", request.trial_seeds_size(),
                                                    " trial seeds"));
   }
+  if (request.profile_call() && result.has_timing()) {
+    return absl::InvalidArgumentError("worker result: timed during a profile");
+  }
   const bool stopped = request.gate_trials() && gates.stopped;
   if (request.measure() && !stopped && (result.trials_size() == 0 || !result.has_timing() ||
                             result.timing().trials() != result.trials_size())) {

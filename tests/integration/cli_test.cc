@@ -109,6 +109,35 @@ TEST_CASE("kiln node describes the harness") {
   CHECK(text.out.find("sandbox         " + sandbox + "\n") != std::string::npos);
 }
 
+TEST_CASE("kiln profile says why a node cannot profile, and checks its flags first") {
+  Completed node = SharedHarness().Kiln({"node", "--json"});
+  REQUIRE(node.exit_code == 0);
+  const std::string profiling = json::parse(node.out)["profiling"].get<std::string>();
+  Completed bad = SharedHarness().Kiln({"profile", "--definition", "scale_add_f32", "--solution",
+                                        DataPath("solutions/correct"), "--section", "fast"});
+  INFO(bad.Describe());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--section: 'fast' is not one of basic, memory, compute, full") !=
+        std::string::npos);
+  Completed kinds = SharedHarness().Kiln({"runs", "list", "--kind", "bogus"});
+  CHECK(kinds.exit_code == 2);
+  CHECK(kinds.err.find("kind: 'bogus' is not one of evaluation, profile") != std::string::npos);
+  if (profiling.rfind("unavailable: ", 0) != 0) {
+    WARN("this node can profile: tests/gpu/profile_gpu.sh covers kiln profile there");
+    return;
+  }
+  Completed r = SharedHarness().Kiln({"profile", "--definition", "scale_add_f32", "--solution",
+                                      DataPath("solutions/correct")});
+  INFO(r.Describe());
+  CHECK(r.exit_code == 2);
+  // The reason kiln node gives, as the refusal's.
+  CHECK(r.err.find("this node cannot take profiles: " + profiling.substr(13)) !=
+        std::string::npos);
+  Completed listed = SharedHarness().Kiln({"runs", "list", "--kind", "profile"});
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out == "no runs\n");
+}
+
 TEST_CASE("a closed port is reported as unreachable with exit 2") {
   std::string server = "127.0.0.1:" + std::to_string(ClosedPort());
   Completed r = Kiln({"--server", server, "runs", "list"}, 60);

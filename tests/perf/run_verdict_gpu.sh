@@ -12,6 +12,8 @@
 #   adversarial  unit_adversarial_cuda (every CUDA and Python adversary on GPU 0)
 #   agreement    tests/perf/gpu_timing_agreement.py (kiln's latency against a CUPTI span)
 #   python       tests/gpu/python_solutions.py (Python/Triton verdicts and their timing)
+#   profile      tests/gpu/profile_gpu.sh (Nsight Compute profiles through kiln, and a campaign
+#                round whose TASK.md carries one)
 #
 # Usage: tests/perf/run_verdict_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR [STEPS]
 # BUNDLE_TAR_XZ: a bundle made with `deploy/bundle --with-tests` (the adversarial step runs its
@@ -86,6 +88,11 @@ if [[ $steps == *,python,* ]]; then
     --budget-s 310 >"$out/python_solutions.txt" 2>&1
   log "python_solutions.py rc=$? $(tail -1 "$out/python_solutions.txt")"
   rm -rf "$out/python/details" "$out/python/work"
+fi
+if [[ $steps == *,profile,* ]]; then
+  log "profile_gpu.sh"
+  timeout 560 bash "$here/../gpu/profile_gpu.sh" "$bundle" "$out" >"$out/profile_gpu.txt" 2>&1
+  log "profile_gpu.sh rc=$? $(tail -1 "$out/profile_gpu.txt")"
 fi
 rm -rf "$work"
 log "done"

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 
@@ -81,7 +82,13 @@ absl::Status CudaDevice::Initialize() {
     (void)rt_.GetLastError();
     clocks_unavailable_ = "the GPU's PCI bus id is unknown";
   }
-  absl::StatusOr<std::unique_ptr<CuptiTimer>> cupti = CuptiTimer::Create(rt_.cudart_dir);
+  // Under Nsight Compute (a profile's worker) the profiler owns CUPTI; nothing is timed there.
+  const char* profiling = std::getenv("KILN_WORKER_UNDER_PROFILER");
+  absl::StatusOr<std::unique_ptr<CuptiTimer>> cupti =
+      profiling != nullptr && *profiling != '\0'
+          ? absl::StatusOr<std::unique_ptr<CuptiTimer>>(absl::FailedPreconditionError(
+                "CUPTI left to Nsight Compute, which profiles this worker"))
+          : CuptiTimer::Create(rt_.cudart_dir);
   if (cupti.ok()) {
     cupti_ = *std::move(cupti);
     return absl::OkStatus();
@@ -235,6 +242,16 @@ absl::Status CudaDevice::Synchronize() {
   // A launch that failed (bad configuration, too many resources) leaves no fault behind, only
   // the thread's last error.
   return Check(rt_.GetLastError(), "a CUDA call of the solution");
+}
+
+absl::Status CudaDevice::StartProfiler() {
+  if (!failure_.ok()) return failure_;
+  return Check(rt_.ProfilerStart(), "cudaProfilerStart");
+}
+
+absl::Status CudaDevice::StopProfiler() {
+  if (!failure_.ok()) return failure_;
+  return Check(rt_.ProfilerStop(), "cudaProfilerStop");
 }
 
 absl::Status CudaDevice::CheckAfterTimedCall() {

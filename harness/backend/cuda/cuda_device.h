@@ -60,6 +60,8 @@ class CudaDevice final : public Device {
       const std::vector<MemoryRegion>& regions) override;
   absl::Status FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel, uint64_t seed,
                                   int input_index) override;
+  absl::Status StartProfiler() override;
+  absl::Status StopProfiler() override;
 
   // TimedDevice
   absl::Status Flush(int64_t bytes) override;

@@ -55,6 +55,8 @@ absl::Status ResolveAll(CudaRuntimeApi* rt, const std::string& lib) {
   resolve("cudaLibraryLoadData", &rt->LibraryLoadData);
   resolve("cudaLibraryGetKernel", &rt->LibraryGetKernel);
   resolve("cudaLaunchKernel", &rt->LaunchKernel);
+  resolve("cudaProfilerStart", &rt->ProfilerStart);
+  resolve("cudaProfilerStop", &rt->ProfilerStop);
   return s;
 }
 

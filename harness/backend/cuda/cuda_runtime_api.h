@@ -9,6 +9,7 @@
 #ifndef KILN_HARNESS_BACKEND_CUDA_CUDA_RUNTIME_API_H_
 #define KILN_HARNESS_BACKEND_CUDA_CUDA_RUNTIME_API_H_
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -54,6 +55,8 @@ struct CudaRuntimeApi {
   decltype(&::cudaLibraryLoadData) LibraryLoadData = nullptr;
   decltype(&::cudaLibraryGetKernel) LibraryGetKernel = nullptr;
   decltype(&::cudaLaunchKernel) LaunchKernel = nullptr;
+  decltype(&::cudaProfilerStart) ProfilerStart = nullptr;
+  decltype(&::cudaProfilerStop) ProfilerStop = nullptr;
 };
 
 // The soname kiln loads: "libcudart.so.13" for CUDA 13 headers.

@@ -3,9 +3,16 @@
 #include "harness/sandbox/sandbox_policy.h"
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <algorithm>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -157,6 +164,70 @@ TEST_CASE("the sandbox mode refuses remote service without a working sandbox") {
   REQUIRE(none.ok());
   CHECK_FALSE((*none)->enabled());
   CHECK((*none)->Describe().find("--sandbox none") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// socket(family, SOCK_STREAM) in a child that installed `program` first: 0 when it was
+// created, else the errno it failed with (255 when the filter could not be installed).
+int SocketErrnoUnder(const std::string& program, int family) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    sock_fprog fprog{};
+    fprog.len = static_cast<unsigned short>(program.size() / sizeof(sock_filter));
+    fprog.filter = reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()));
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0) {
+      ::_exit(255);
+    }
+    const int fd = ::socket(family, SOCK_STREAM, 0);
+    ::_exit(fd >= 0 ? 0 : errno);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+TEST_CASE("the profiler's seccomp filter allows inet sockets and nothing else more") {
+  absl::StatusOr<std::string> plain = BuildSeccompProgram();
+  absl::StatusOr<std::string> profiler = BuildSeccompProgram(/*inet_sockets=*/true);
+  REQUIRE(plain.ok());
+  REQUIRE(profiler.ok());
+  // Every child: unix sockets as before.
+  CHECK(SocketErrnoUnder(*plain, AF_UNIX) == 0);
+  CHECK(SocketErrnoUnder(*profiler, AF_UNIX) == 0);
+  // Only the profiler's: TCP over IPv4 and IPv6 (ncu talks to the process it profiles).
+  CHECK(SocketErrnoUnder(*plain, AF_INET) == EAFNOSUPPORT);
+  CHECK(SocketErrnoUnder(*profiler, AF_INET) == 0);
+  CHECK(SocketErrnoUnder(*profiler, AF_INET6) != EAFNOSUPPORT);
+  // Neither: netlink, packet sockets and the other families, below, between and above them.
+  for (int family : {AF_NETLINK, AF_PACKET, AF_AX25, AF_BLUETOOTH, AF_VSOCK, AF_ALG}) {
+    INFO("family " << family);
+    CHECK(SocketErrnoUnder(*plain, family) == EAFNOSUPPORT);
+    CHECK(SocketErrnoUnder(*profiler, family) == EAFNOSUPPORT);
+  }
+  // The rest of the filter is the same: ptrace still refused.
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    sock_fprog fprog{};
+    fprog.len = static_cast<unsigned short>(profiler->size() / sizeof(sock_filter));
+    fprog.filter = reinterpret_cast<sock_filter*>(const_cast<char*>(profiler->data()));
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0) {
+      ::_exit(255);
+    }
+    ::_exit(::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WEXITSTATUS(status) == EPERM);
 }
 
 }  // namespace
