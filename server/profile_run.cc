@@ -32,7 +32,9 @@ std::string RealPath(const std::string& path) {
 }
 
 // What a sandboxed ncu must be able to read: the folder of the ncu named and of the file it
-// resolves to, and the latter's parent (ncu's sections/ and target/ folders sit beside it).
+// resolves to, and the latter's parent (ncu's sections/ and target/ folders sit beside it). The
+// CUDA toolkit's bin/ncu is a script that runs the newest <toolkit>/nsight-compute-*/ncu, often
+// a link into /opt/nvidia/nsight-compute/: those, resolved, and /opt/nvidia, where it looks too.
 std::vector<std::string> NcuDirs(const std::string& ncu) {
   std::vector<std::string> dirs;
   auto add = [&](const std::filesystem::path& p) {
@@ -43,7 +45,14 @@ std::vector<std::string> NcuDirs(const std::string& ncu) {
   const std::filesystem::path real(RealPath(ncu));
   add(named.parent_path());
   add(real.parent_path());
-  add(real.parent_path().parent_path());
+  const std::filesystem::path root = real.parent_path().parent_path();
+  add(root);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("nsight-compute", 0) == 0) add(RealPath(entry.path().string()));
+  }
+  if (std::filesystem::is_directory("/opt/nvidia", ec)) add("/opt/nvidia");
   return dirs;
 }
 
@@ -175,8 +184,9 @@ ProfileOutcome ProfileTarget(const NodeContext& node, const WorkloadJob& job,
   import.timeout_s = kImportTimeoutS;
   import.max_captured_bytes = kMaxCsvBytes;
   if (node.sandbox != nullptr) {
-    import.sandbox = node.sandbox->Policy(run.dir, NcuDirs(ncu), {}, /*gpu=*/false,
-                                          node.worker_memory_bytes);
+    std::shared_ptr<const SandboxPolicy> base =
+        node.sandbox->Policy(run.dir, {}, {}, /*gpu=*/false, node.worker_memory_bytes);
+    if (base != nullptr) import.sandbox = node.sandbox->ProfilerPolicy(*base, NcuDirs(ncu));
   }
   absl::StatusOr<ProcessResult> csv = RunProcess(import, cancel);
   if (!csv.ok()) return finish(absl::StrCat("ncu --import: ", csv.status().message()));

@@ -140,6 +140,11 @@ std::shared_ptr<const SandboxPolicy> Sandbox::ProfilerPolicy(
   if (!enabled_) return nullptr;
   auto profiled = std::make_shared<SandboxPolicy>(policy);
   for (const std::string& dir : profiler_dirs) profiled->readonly_paths.push_back(dir);
+  // ncu keeps its lock and its files for the profiled process in /tmp, whatever TMPDIR says.
+  if (!policy.writable_dir.empty()) {
+    const std::string tmp = policy.writable_dir + "/tmp";
+    if (MakeDirs(tmp).ok()) profiled->tmp_dir = tmp;
+  }
   profiled->seccomp_program = probe_.profiler_seccomp_program != nullptr
                                   ? probe_.profiler_seccomp_program
                                   : probe_.seccomp_program;

@@ -60,8 +60,9 @@ class Sandbox {
                                               int64_t max_memory_bytes) const;
 
   // `policy` (from Policy) for a worker run under Nsight Compute: `profiler_dirs` readable too,
-  // and the profiler's seccomp filter, which allows AF_INET/AF_INET6 sockets (ncu talks to the
-  // process it profiles over TCP; the sandbox's network namespace has only its own loopback).
+  // writable_dir/tmp seen as /tmp, and the profiler's seccomp filter, which allows AF_INET/AF_INET6
+  // sockets (ncu talks to the process it profiles over TCP; the sandbox's network namespace has
+  // only its own loopback).
   // Null when the sandbox is off.
   std::shared_ptr<const SandboxPolicy> ProfilerPolicy(
       const SandboxPolicy& policy, const std::vector<std::string>& profiler_dirs) const;

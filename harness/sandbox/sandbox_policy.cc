@@ -110,6 +110,8 @@ std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
   for (const std::string& device : policy.devices) {
     if (PathExists(device)) Add(argv, {"--dev-bind", device, device});
   }
+  // /tmp before the job's folder: a job folder under the host's /tmp stays visible at its path.
+  if (!policy.tmp_dir.empty()) Add(argv, {"--bind", policy.tmp_dir, "/tmp"});
   if (!policy.writable_dir.empty()) {
     Add(argv, {"--bind", policy.writable_dir, policy.writable_dir});
   }

@@ -28,6 +28,9 @@ struct SandboxPolicy {
   std::string bwrap;                         // the bwrap executable
   std::vector<std::string> readonly_paths;   // bound read-only at the same path (if they exist)
   std::string writable_dir;                  // the job's folder, bound read-write
+  // A folder inside writable_dir seen as /tmp (tools that ignore TMPDIR: Nsight Compute's lock
+  // and its communication files); empty: no /tmp.
+  std::string tmp_dir;
   std::vector<std::string> devices;          // device nodes bound with --dev-bind
   // The seccomp BPF program (struct sock_filter[] bytes) bwrap installs before exec; empty: none.
   std::shared_ptr<const std::string> seccomp_program;

@@ -68,8 +68,10 @@ class Evaluation {
         report_(report),
         gate_(gate),
         // The reference and baselines are kiln's own code, not candidates: no integrity checks.
-        checks_(!request.disable_call_checks() && request.role() != "reference" &&
-                request.role() != "baseline"),
+        // Nor a profile's worker: the run's evaluation checked the same solution, and the
+        // profiler's threads in the process would count as the solution's work after return.
+        checks_(!request.disable_call_checks() && !request.profile_call() &&
+                request.role() != "reference" && request.role() != "baseline"),
         nondeterministic_(integrity::AllowsNondeterminism(request.definition())),
         inplace_(!integrity::InplaceInputs(request.definition()).empty()),
         helpers_(HelperAllowanceMs(request.backend())) {}

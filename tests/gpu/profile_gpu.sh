@@ -66,6 +66,20 @@ gemm_big=$(python3 -c 'import json,sys
 ws = [json.loads(l)["workload"] for l in open(sys.argv[1])]
 print(max(ws, key=lambda w: w["axes"]["M"])["uuid"])' "$here/defs/perf_gemm_n4096_k4096.jsonl")
 
+as_solution() {  # DEFINITION SOLUTION_DIR -> a copy of the folder whose solution.json solves DEFINITION
+  local copy
+  copy="$work/$(basename "$2")_for_$1"
+  rm -rf "$copy"
+  cp -r "$2" "$copy"
+  python3 - "$copy/solution.json" "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["definition"] = sys.argv[2]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+  echo "$copy"
+}
+
 profile() {  # NAME ARGS... -> $out/NAME.json, NAME.txt; logs the time it took
   local name=$1; shift
   local t0 t1
@@ -74,7 +88,12 @@ profile() {  # NAME ARGS... -> $out/NAME.json, NAME.txt; logs the time it took
   local rc=$?
   t1=$(date +%s.%N)
   log "$name: rc=$rc, $(python3 -c "print('%.1f' % ($t1 - $t0))") s for kiln profile $*"
-  [[ $rc -eq 0 ]] || log "$name: $(tail -5 "$work/$name.err" | tr '\n' ' ')"
+  if [[ $rc -ne 0 ]]; then
+    log "$name: $(tail -5 "$work/$name.err" | tr '\n' ' ')"
+    local id
+    id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$out/$name.json" 2>/dev/null)
+    [[ -n "$id" ]] && kiln runs artifact "$id" worker_log/profile_solution 2>&1 | tail -25 >>"$summary"
+  fi
   python3 - "$out/$name.json" <<'PY' | tee -a "$summary"
 import json, sys
 try:
@@ -97,7 +116,8 @@ profile copy_basic --definition perf_copy_f32 --solution "$here/solutions/copy_f
 check "copy: DRAM throughput >= 50 % of peak" \
   'max(k.get("dram_throughput_pct", 0) for k in r["profile"]["targets"][0]["kernels"]) >= 50' \
   "$out/copy_basic.json"
-profile gemm_full --definition perf_gemm_n4096_k4096 --solution "$here/solutions/gemm_n4096_k4096_tuned" \
+profile gemm_full --definition perf_gemm_n4096_k4096 \
+  --solution "$(as_solution perf_gemm_n4096_k4096 "$here/solutions/gemm_n4096_k4096_tuned")" \
   --workload "$gemm_big" --section full --reference
 check "GEMM: SM throughput >= 50 % of peak" \
   'max(k["sm_throughput_pct"] for k in r["profile"]["targets"][0]["kernels"]) >= 50' \
@@ -105,7 +125,8 @@ check "GEMM: SM throughput >= 50 % of peak" \
 check "GEMM: the reference profiled beside it" \
   'r["profile"]["targets"][1]["target"] == "reference" and len(r["profile"]["targets"][1].get("kernels", [])) > 0' \
   "$out/gemm_full.json"
-profile triton_memory --definition perf_gemm_n4096_k4096 --solution "$here/solutions/gemm_n4096_k4096_triton" \
+profile triton_memory --definition perf_gemm_n4096_k4096 \
+  --solution "$(as_solution perf_gemm_n4096_k4096 "$here/solutions/gemm_n4096_k4096_triton")" \
   --workload "$gemm_big" --section memory
 check "Triton GEMM profiled" 'len(r["profile"]["targets"][0].get("kernels", [])) > 0' \
   "$out/triton_memory.json"

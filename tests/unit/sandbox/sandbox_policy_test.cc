@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/common/files.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/sandbox/seccomp_filter.h"
 
@@ -228,6 +229,48 @@ TEST_CASE("the profiler's seccomp filter allows inet sockets and nothing else mo
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WEXITSTATUS(status) == EPERM);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST_CASE("a profiler's sandbox sees a folder of its job as /tmp, and nothing else more") {
+  SandboxProbe probe;
+  probe.bwrap = "/usr/bin/bwrap";
+  probe.bwrap_works = true;
+  probe.seccomp_program = std::make_shared<const std::string>("plain");
+  probe.profiler_seccomp_program = std::make_shared<const std::string>("profiler");
+  probe.cgroups = std::make_shared<const CgroupHost>();
+  auto sandbox = Sandbox::Create("bwrap", false, probe);
+  REQUIRE(sandbox.ok());
+  auto dir = MakeTempDir("", "kiln-sandbox-test");
+  REQUIRE(dir.ok());
+  auto worker = (*sandbox)->Policy(*dir, {"/opt/kiln"}, {}, true, 0);
+  REQUIRE(worker != nullptr);
+  CHECK(worker->tmp_dir.empty());
+  CHECK(*worker->seccomp_program == "plain");
+  auto profiled = (*sandbox)->ProfilerPolicy(*worker, {"/opt/nsight-compute"});
+  REQUIRE(profiled != nullptr);
+  CHECK(*profiled->seccomp_program == "profiler");
+  CHECK(profiled->tmp_dir == *dir + "/tmp");
+  CHECK(profiled->writable_dir == *dir);
+  CHECK(Has(profiled->readonly_paths, "/opt/kiln"));
+  CHECK(Has(profiled->readonly_paths, "/opt/nsight-compute"));
+  std::vector<std::string> argv = BwrapArgv(*profiled, {"/bin/true"}, *dir, 5);
+  auto at = std::find(argv.begin(), argv.end(), *dir + "/tmp");
+  REQUIRE(at != argv.end());
+  CHECK(*(at - 1) == "--bind");
+  CHECK(*(at + 1) == "/tmp");
+  // Bound before the job's folder, which may itself lie under the host's /tmp.
+  auto job = std::find(at + 2, argv.end(), *dir);
+  CHECK(job != argv.end());
+  // The worker's own argv binds no /tmp.
+  std::vector<std::string> plain = BwrapArgv(*worker, {"/bin/true"}, *dir, 5);
+  CHECK(std::find(plain.begin(), plain.end(), "/tmp") == plain.end());
+  (void)RemoveTree(*dir);
 }
 
 }  // namespace
