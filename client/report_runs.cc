@@ -16,6 +16,7 @@ grpc::Status FetchReportRuns(v1::Harness::StubInterface& stub,
   v1::ListRunsRequest request;
   request.set_definition(definition);
   request.set_limit(kRunsPageSize);
+  request.set_kind("evaluation");  // profiles are not submissions
   do {
     grpc::ClientContext context;
     prepare(&context);

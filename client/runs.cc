@@ -41,7 +41,10 @@ std::string RunsTable(const v1::ListRunsResponse& response) {
                {"mean latency ms", Align::kRight},
                {"mean speedup", Align::kRight}});
   for (const v1::RunSummary& r : response.runs()) {
-    table.AddRow({r.run_id(), FormatUnixMs(r.created_unix_ms()), r.definition(), r.solution_name(),
+    // A profile's verdict is that of its evaluation; the mark tells it from a submission.
+    const std::string solution =
+        r.kind() == "profile" ? absl::StrCat(r.solution_name(), " (profile)") : r.solution_name();
+    table.AddRow({r.run_id(), FormatUnixMs(r.created_unix_ms()), r.definition(), solution,
                   RunStatusText(r.state(), r.status()), absl::StrCat(r.workload_count()),
                   FormatMs(r.mean_latency_ms()), FormatSpeedup(r.mean_speedup())});
   }

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
+#include "harness/profile/profile_proto.h"
 
 namespace kiln::web {
 
@@ -490,6 +491,12 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
                   {true, false, false, true, true, true, true}));
   }
   absl::StrAppend(&out, "</table>\n");
+  if (run.kind() == "profile" && run.has_profile()) {
+    // What `kiln profile` prints: every profiled kernel side by side, each one's direction.
+    absl::StrAppend(&out, "<h2>Nsight Compute profile (section ",
+                    XmlEscape(run.profile().section()), ")</h2><pre class=\"profile\">",
+                    XmlEscape(RenderRunProfile(run.profile())), "</pre>\n");
+  }
   if (!run.artifacts().empty()) {
     absl::StrAppend(&out, "<h2>Artifacts</h2><table>", Header({"kind", "name", "bytes", "sha256"}));
     for (const v1::ArtifactRef& a : run.artifacts()) {

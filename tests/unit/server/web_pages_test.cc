@@ -60,6 +60,31 @@ TEST_CASE("web pages: text from runs and sources is escaped everywhere") {
   CHECK_THAT(html, Catch::Contains("<a href=\"/runs\" class=\"current\">Runs</a>"));
 }
 
+TEST_CASE("web pages: a profile run's page shows its kernels, escaped, and an evaluation none") {
+  v1::Run run;
+  run.set_run_id("r-profile");
+  run.set_kind("profile");
+  v1::RunProfile* profile = run.mutable_profile();
+  profile->set_section("basic");
+  v1::ProfiledTarget* t = profile->add_targets();
+  t->set_target("solution");
+  v1::KernelProfile* k = t->add_kernels();
+  k->set_name("copy<float, 4>(const float *, float *)");
+  k->set_duration_us(130.75);
+  k->set_sm_throughput_pct(6.1);
+  k->set_memory_throughput_pct(82.0);
+  k->set_dram_throughput_pct(81.96);
+  k->set_achieved_occupancy_pct(80);
+  k->set_theoretical_occupancy_pct(100);
+  const std::string html = RunBody(run);
+  CHECK_THAT(html, Catch::Contains("<h2>Nsight Compute profile (section basic)</h2>"));
+  CHECK_THAT(html, Catch::Contains("copy&lt;float, 4&gt;"));
+  CHECK_THAT(html, Catch::Contains("130.75"));
+  CHECK_THAT(html, Catch::Contains("memory_bound_dram"));
+  run.set_kind("evaluation");
+  CHECK(RunBody(run).find("Nsight Compute") == std::string::npos);
+}
+
 TEST_CASE("web pages: the latency chart draws a candidate and a reference box per timed "
           "workload, and nothing for a run that was not timed") {
   v1::Run run;
