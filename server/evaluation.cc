@@ -247,26 +247,7 @@ void Evaluation::RunOnDevice(int device_slot) {
   std::vector<WorkloadJob> jobs;
   for (int i = 0; i < static_cast<int>(traces_.size()); ++i) {
     if (traces_[i].has_value()) continue;
-    WorkloadJob job;
-    job.definition = &admitted_.definition;
-    job.workload = &admitted_.workloads[i];
-    job.index = i;
-    job.run_id = run_id();
-    job.mode = admitted_.mode;
-    job.backend = admitted_.backend;
-    job.device_index = device_slot;
-    job.solution = &admitted_.solution;
-    job.candidate = &*candidate_;
-    job.reference = reference_.has_value() ? &*reference_ : nullptr;
-    job.reference_source = admitted_.reference_source;
-    job.baselines = &admitted_.baselines;
-    job.solution_baselines = &admitted_.solution_baselines;
-    job.baseline_builds = &baseline_builds_;
-    job.baseline_build_errors = &baseline_build_errors_;
-    job.job_dir = absl::StrCat(run_dir, "/w", i);
-    job.batch_id = admitted_.batch_id;
-    job.batch = admitted_.batch.get();
-    jobs.push_back(std::move(job));
+    jobs.push_back(JobFor(i, device_slot, absl::StrCat(run_dir, "/w", i)));
   }
   EvaluateWorkloads(
       node_, jobs, run_dir, [this](v1::RunState s) { OnWorkerStage(s); },
@@ -297,6 +278,29 @@ void Evaluation::RunOnDevice(int device_slot) {
   node_.metrics->EvaluationFinished(SecondsSince(started));
 }
 
+WorkloadJob Evaluation::JobFor(int i, int device_slot, const std::string& job_dir) const {
+  WorkloadJob job;
+  job.definition = &admitted_.definition;
+  job.workload = &admitted_.workloads[i];
+  job.index = i;
+  job.run_id = run_id();
+  job.mode = admitted_.mode;
+  job.backend = admitted_.backend;
+  job.device_index = device_slot;
+  job.solution = &admitted_.solution;
+  job.candidate = &*candidate_;
+  job.reference = reference_.has_value() ? &*reference_ : nullptr;
+  job.reference_source = admitted_.reference_source;
+  job.baselines = &admitted_.baselines;
+  job.solution_baselines = &admitted_.solution_baselines;
+  job.baseline_builds = &baseline_builds_;
+  job.baseline_build_errors = &baseline_build_errors_;
+  job.job_dir = job_dir;
+  job.batch_id = admitted_.batch_id;
+  job.batch = admitted_.batch.get();
+  return job;
+}
+
 void Evaluation::ProfileOnDevice(int device_slot, const std::string& run_dir) {
   const ProfileOptions& options = *admitted_.profile;
   v1::RunProfile* profile = run_.mutable_profile();
@@ -323,23 +327,7 @@ void Evaluation::ProfileOnDevice(int device_slot, const std::string& run_dir) {
     }
     return;
   }
-  WorkloadJob job;
-  job.definition = &admitted_.definition;
-  job.workload = &admitted_.workloads[0];
-  job.index = 0;
-  job.run_id = run_id();
-  job.mode = admitted_.mode;
-  job.backend = admitted_.backend;
-  job.device_index = device_slot;
-  job.solution = &admitted_.solution;
-  job.candidate = &*candidate_;
-  job.reference = reference_.has_value() ? &*reference_ : nullptr;
-  job.reference_source = admitted_.reference_source;
-  job.baselines = &admitted_.baselines;
-  job.solution_baselines = &admitted_.solution_baselines;
-  job.baseline_builds = &baseline_builds_;
-  job.baseline_build_errors = &baseline_build_errors_;
-  job.job_dir = absl::StrCat(run_dir, "/profile");
+  WorkloadJob job = JobFor(0, device_slot, absl::StrCat(run_dir, "/profile"));
   int ordinal = 0;
   for (const std::string& target : targets) {
     RoleProgram program;

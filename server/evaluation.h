@@ -27,6 +27,8 @@
 
 namespace kiln {
 
+struct WorkloadJob;
+
 // Vendor libraries (cublas, cublaslt, cudnn) a definition lets solutions call: its tags of the
 // form "kiln:allow-library:cublas". Without one, a solution calling them is REJECTED.
 std::vector<std::string> AllowedVendorLibraries(const v1::Definition& def);
@@ -66,6 +68,8 @@ class Evaluation : public ScheduledRun {
   // the run's device slot, once its workload PASSED; fills run_.profile and archives each
   // report as artifact profile/TARGET.ncu-rep.
   void ProfileOnDevice(int device_slot, const std::string& run_dir);
+  // Workload `i`'s job on device slot `device_slot`, its workers' folders under `job_dir`.
+  WorkloadJob JobFor(int i, int device_slot, const std::string& job_dir) const;
   void OnWorkerStage(v1::RunState stage);
   // Archives `state` when it changed and announces it with `message`.
   void EnterState(v1::RunState state, int workload_index, const std::string& message);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles through kiln on a GPU node, bounded and logged as it goes:
-#   1. kiln profile of a memory-bound kernel (the vectorised copy, 64 Mi floats) and of a
-#      compute-bound one (the tuned GEMM, M=4096) with the reference beside it; a Triton GEMM;
+#   1. kiln profile of a memory-bound kernel (the vectorised copy, its largest workload) and of a
+#      compute-bound one (the tuned GEMM, its largest M) with the reference beside it; a Triton
+#      GEMM and a TVM-FFI RMSNorm;
 #      the time each profile takes; the archived .ncu-rep downloaded;
 #   2. a sweep campaign (tests/gpu/campaign/copy-sweep.yaml) whose optimisation round's TASK.md
 #      carries the incumbent's profile.
@@ -54,7 +55,7 @@ log "kiln-harness on $addr"
 kiln() { timeout 300 "$bin/kiln" --server "$addr" "$@"; }
 kiln node >"$out/profile_node.txt" 2>&1
 log "$(grep 'nsight compute' "$out/profile_node.txt")"
-for d in perf_copy_f32 perf_gemm_n4096_k4096; do
+for d in perf_copy_f32 perf_gemm_n4096_k4096 perf_rmsnorm_h4096; do
   kiln defs add "$here/defs/$d.json" --workloads "$here/defs/$d.jsonl" >>"$work/defs.log" 2>&1 ||
     log "defs add $d failed: $(tail -3 "$work/defs.log")"
 done
@@ -130,6 +131,10 @@ profile triton_memory --definition perf_gemm_n4096_k4096 \
   --workload "$gemm_big" --section memory
 check "Triton GEMM profiled" 'len(r["profile"]["targets"][0].get("kernels", [])) > 0' \
   "$out/triton_memory.json"
+profile tvm_ffi_basic --definition perf_rmsnorm_h4096 \
+  --solution "$(as_solution perf_rmsnorm_h4096 "$here/solutions/rmsnorm_h4096_tvm_ffi")" --section basic
+check "TVM-FFI RMSNorm profiled" 'len(r["profile"]["targets"][0].get("kernels", [])) > 0' \
+  "$out/tvm_ffi_basic.json"
 run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$out/copy_basic.json" 2>/dev/null)
 if [[ -n "$run_id" ]]; then
   kiln runs artifact "$run_id" profile/solution.ncu-rep --output "$work/copy.ncu-rep" >>"$summary" 2>&1
