@@ -33,6 +33,8 @@ const char kAccessFlagsUsage[] =
     "  --tls-cert FILE --tls-key FILE   serve TLS; --tls-client-ca FILE requires client certs\n"
     "  --allow-insecure-remote   allow plaintext on a non-loopback address (tokens in clear)\n"
     "  --max-queued-per-principal N, --max-runs-per-hour N   per principal; 0: no limit\n"
+    "  --max-profiles-per-hour N Nsight Compute profiles (kiln profile) per principal and hour\n"
+    "                            (default 30; 0: no limit)\n"
     "  --max-source-bytes N, --max-workloads N, --max-tensor-bytes N   per run\n"
     "  --metrics-listen HOST:PORT   Prometheus text metrics at /metrics\n"
     "  --http-listen HOST:PORT   the read-only web console (same tokens and TLS as the RPCs)\n";

@@ -415,8 +415,9 @@ std::string RenderProfileTable(const std::vector<KernelProfile>& kernels,
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   }
-  for (const KernelProfile& k : kernels) {
-    absl::StrAppend(&out, "\n", ShortName(k.name), ": ", DirectionFor(k).text, "\n");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    absl::StrAppend(&out, "\n", owners.size() == kernels.size() ? owners[i] + " " : "",
+                    ShortName(kernels[i].name), ": ", DirectionFor(kernels[i]).text, "\n");
   }
   return out;
 }

@@ -87,14 +87,9 @@ std::string RenderRunProfile(const v1::RunProfile& profile) {
     }
   }
   std::string out;
+  // The table ends with each kernel's direction, under its owner when there are several.
   if (!kernels.empty()) {
     out = RenderProfileTable(kernels, profiled_targets > 1 ? owners : std::vector<std::string>{});
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const ProfileDirection d = DirectionFor(kernels[i]);
-      absl::StrAppend(&out, profiled_targets > 1 ? owners[i] + " " : "",
-                      kernels.size() > 1 ? absl::StrCat("kernel ", i + 1, ": ") : "", d.kind,
-                      ": ", d.text, "\n");
-    }
   }
   absl::StrAppend(&out, failures);
   return out;

@@ -96,6 +96,9 @@ std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
              "--unshare-cgroup-try", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
              "--die-with-parent", "--new-session", "--hostname", "kiln-sandbox"});
   Add(argv, {"--tmpfs", "/"});
+  // /tmp first: every folder bound below it (a bundle, a job folder under the host's /tmp)
+  // stays visible at its path.
+  if (!policy.tmp_dir.empty()) Add(argv, {"--bind", policy.tmp_dir, "/tmp"});
   for (const char* path : kSystemPaths) AddSystemPath(argv, path);
   for (const char* path : kEtcPaths) {
     if (PathExists(path)) Add(argv, {"--ro-bind", path, path});
@@ -110,8 +113,6 @@ std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
   for (const std::string& device : policy.devices) {
     if (PathExists(device)) Add(argv, {"--dev-bind", device, device});
   }
-  // /tmp before the job's folder: a job folder under the host's /tmp stays visible at its path.
-  if (!policy.tmp_dir.empty()) Add(argv, {"--bind", policy.tmp_dir, "/tmp"});
   if (!policy.writable_dir.empty()) {
     Add(argv, {"--bind", policy.writable_dir, policy.writable_dir});
   }

@@ -7,7 +7,8 @@
 #   2. a sweep campaign (tests/gpu/campaign/copy-sweep.yaml) whose optimisation round's TASK.md
 #      carries the incumbent's profile.
 # Checks: every profile returns kernels; DRAM throughput high (>= 50 % of peak) for the copy, SM
-# throughput high (>= 50 %) for the GEMM; the report downloads; TASK.md has the table.
+# throughput high (>= 50 %) and compute-bound for the cuBLAS GEMM (the reference's); the report
+# downloads; TASK.md has the table.
 # Usage: tests/gpu/profile_gpu.sh BUNDLE_DIR OUT_DIR   (BUNDLE_DIR: a kiln bundle, bin/ in it)
 set -uo pipefail
 bundle="$(cd "$1" && pwd)"
@@ -120,9 +121,13 @@ check "copy: DRAM throughput >= 50 % of peak" \
 profile gemm_full --definition perf_gemm_n4096_k4096 \
   --solution "$(as_solution perf_gemm_n4096_k4096 "$here/solutions/gemm_n4096_k4096_tuned")" \
   --workload "$gemm_big" --section full --reference
-check "GEMM: SM throughput >= 50 % of peak" \
-  'max(k["sm_throughput_pct"] for k in r["profile"]["targets"][0]["kernels"]) >= 50' \
+# The compute-bound GEMM is the reference's (torch.matmul: cuBLAS). The tuned WMMA GEMM is not:
+# on the H200 it is bound by its shared-memory and L1 traffic (memory 87 %, DRAM 7 %, SM 36 %).
+check "GEMM (the reference's cuBLAS kernel): SM throughput >= 50 % of peak, compute-bound" \
+  'max(k["sm_throughput_pct"] for k in r["profile"]["targets"][1]["kernels"]) >= 50 and r["profile"]["targets"][1]["kernels"][0]["direction_kind"] == "compute_bound"' \
   "$out/gemm_full.json"
+check "GEMM (tuned WMMA): a direction" \
+  'r["profile"]["targets"][0]["kernels"][0]["direction_kind"] != ""' "$out/gemm_full.json"
 check "GEMM: the reference profiled beside it" \
   'r["profile"]["targets"][1]["target"] == "reference" and len(r["profile"]["targets"][1].get("kernels", [])) > 0' \
   "$out/gemm_full.json"

@@ -67,6 +67,12 @@ TEST_CASE("a run's profile renders its targets side by side and says which faile
   CHECK(text.find("memory_bound_cache") != std::string::npos);
   CHECK(text.find("torch_eager: not profiled: the node's python3 has no torch") !=
         std::string::npos);
+  // Each direction once, under its target.
+  CHECK(text.find("\nsolution copy_f32x4: ") != std::string::npos);
+  CHECK(text.find("\nreference sgemm") != std::string::npos);
+  const std::string copy_direction = DirectionFor(kernels[0]).text;
+  CHECK(text.find(copy_direction) != std::string::npos);
+  CHECK(text.find(copy_direction, text.find(copy_direction) + 1) == std::string::npos);
 
   // A single target needs no owner row.
   v1::RunProfile one;

@@ -264,9 +264,12 @@ TEST_CASE("a profiler's sandbox sees a folder of its job as /tmp, and nothing el
   REQUIRE(at != argv.end());
   CHECK(*(at - 1) == "--bind");
   CHECK(*(at + 1) == "/tmp");
-  // Bound before the job's folder, which may itself lie under the host's /tmp.
+  // Bound before everything else, which may lie under the host's /tmp: the job's folder and
+  // the readable paths.
   auto job = std::find(at + 2, argv.end(), *dir);
   CHECK(job != argv.end());
+  CHECK(std::find(at + 2, argv.end(), "/usr") != argv.end());
+  CHECK(std::find(argv.begin(), at, "/usr") == at);
   // The worker's own argv binds no /tmp.
   std::vector<std::string> plain = BwrapArgv(*worker, {"/bin/true"}, *dir, 5);
   CHECK(std::find(plain.begin(), plain.end(), "/tmp") == plain.end());
