@@ -9,7 +9,8 @@ Starts two real kiln-harness processes (host backend) with --http-listen:
 - one on loopback without tokens (every viewer is the operator), whose pages headless Chromium
   renders: each page's text is checked in the DOM Chromium built, and its screenshot in pixels;
   the run page's latency chart and the leaderboard's score chart must draw their boxes and bars
-  (a test that fails when a chart is empty).
+  (a test that fails when a chart is empty); a run made a profile in the archive shows its
+  Nsight Compute table.
 Then a kiln-controller with --http-listen runs a short sweep campaign on a third harness, and its
 campaign page must draw the best-latency line and the budget bars.
 Screenshots go to SCREENSHOT_DIR when given (docs/images/ holds copies).
@@ -20,7 +21,9 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -380,8 +383,54 @@ def rendering_checks(bin_dir, data, work, shots):
             check(len(set(ids)) == 2, f"the next page holds another run ({ids})")
         status, _, body = get(h.port, "/runs/" + good, {"Accept": "application/json"})
         check(status == 200 and len(json.loads(body)["traces"]) == 3, "the run page as JSON")
+        # A profile run (kiln profile needs a GPU and Nsight Compute): a run made a profile in
+        # the archive, with the figures of the vectorised copy at 1 GiB that kiln profile
+        # recorded on an NVIDIA H200 (docs/profiles.md).
+        prof = submit(bin_dir, h.address, None, os.path.join(data, "solutions/correct.json"))
+        db = sqlite3.connect(os.path.join(work, "open", "kiln.db"), timeout=30)
+        db.execute("UPDATE runs SET kind = 'profile', profile_pb = ? WHERE run_id = ?",
+                   (copy_profile_pb(), prof))
+        db.commit()
+        db.close()
+        dom, img = page("/runs/" + prof, "run_profile", 1100)
+        check("Nsight Compute profile (section basic)" in dom and "copy_vectorised_kernel" in dom
+              and "533.06" in dom and "memory_bound_dram" in dom and "82.9" in dom,
+              "a profile run's page shows its kernels, figures and direction")
+        check(len(set(img.getdata())) > 8, "profile run page: the screenshot is not blank")
     finally:
         h.stop()
+
+
+def copy_profile_pb():
+    """kiln.v1.RunProfile (proto/kiln/v1/types.proto) in protobuf's wire format: one kernel."""
+    def varint(n):
+        out = b""
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def text(field, value):
+        data = value.encode() if isinstance(value, str) else value
+        return varint(field << 3 | 2) + varint(len(data)) + data
+
+    def double(field, value):
+        return varint(field << 3 | 1) + struct.pack("<d", value)
+
+    def number(field, value):
+        return varint(field << 3) + varint(value)
+
+    kernel = (text(1, "copy_vectorised_kernel(const float4 *, float4 *, long, const float *, "
+                      "float *, int)")
+              + text(2, "NVIDIA H200") + text(3, "(256, 1, 1)") + text(4, "(4224, 1, 1)")
+              + double(5, 533.06) + double(6, 6.0) + double(7, 82.9) + double(8, 82.9)
+              + double(11, 91.2) + double(12, 100.0) + text(13, "registers, warps")
+              + double(14, 8) + double(15, 4.0) + number(16, 32)
+              + text(24, "memory_bound_dram"))
+    target = text(1, "solution") + text(2, kernel) + double(4, 3.9) + text(
+        5, "profile/solution.ncu-rep")
+    return text(1, "basic") + text(4, target)
 
 
 def controller_checks(bin_dir, data, work, shots):
