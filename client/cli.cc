@@ -615,6 +615,11 @@ absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& fla
   return value;
 }
 
+int InputError(const absl::Status& status, Console& console) {
+  console.err << "kiln: " << status.message() << "\n";
+  return kExitUsage;
+}
+
 int Dispatch(const Invocation& inv, Console& console) {
   if (inv.help && inv.command == nullptr && !inv.help_group.empty()) {
     console.out << GroupUsage(inv.help_group);

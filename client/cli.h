@@ -114,6 +114,9 @@ struct Console {
   bool err_is_tty = false;
 };
 
+// Bad input the command found itself (a flag, a file): "kiln: MESSAGE" on err, kExitUsage.
+int InputError(const absl::Status& status, Console& console);
+
 // Runs the parsed command and returns the process exit code.
 int Dispatch(const Invocation& inv, Console& console);
 

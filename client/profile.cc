@@ -12,6 +12,7 @@
 #include "harness/model/json_interop.h"
 #include "harness/model/solution_baseline.h"
 #include "harness/profile/profile_proto.h"
+#include "harness/profile/profiling_support.h"
 
 namespace kiln::cli {
 
@@ -20,19 +21,6 @@ namespace {
 // Generous: the solution is evaluated first, and ncu's full set replays every kernel dozens of
 // times.
 constexpr double kDefaultProfileTimeoutS = 1800;
-
-int InputError(const absl::Status& status, Console& console) {
-  console.err << "kiln: " << status.message() << "\n";
-  return kExitUsage;
-}
-
-// The solution's own profile: profiled, or why not.
-const v1::ProfiledTarget* SolutionTarget(const v1::RunProfile& profile) {
-  for (const v1::ProfiledTarget& t : profile.targets()) {
-    if (t.target() == "solution") return &t;
-  }
-  return nullptr;
-}
 
 // File names the reports would be saved under ("solution:fast.ncu-rep" -> "solution_fast...").
 std::string LocalName(const std::string& artifact) {
@@ -49,10 +37,8 @@ int RunProfile(const Invocation& inv, Console& console) {
   absl::StatusOr<double> timeout_s = SecondsFlag(inv, "timeout-s", kDefaultProfileTimeoutS);
   if (!timeout_s.ok()) return InputError(timeout_s.status(), console);
   const std::string section = inv.args.Has("section") ? inv.args.Get("section") : "basic";
-  if (section != "basic" && section != "memory" && section != "compute" && section != "full") {
-    return InputError(absl::InvalidArgumentError(absl::StrCat(
-                          "--section: '", section, "' is not one of basic, memory, compute, full")),
-                      console);
+  if (absl::Status s = ValidateProfileSection(section, "--section"); !s.ok()) {
+    return InputError(s, console);
   }
   const std::string solution_path = inv.args.Get("solution");
   absl::StatusOr<v1::Solution> solution = LoadSolution(solution_path);
@@ -88,7 +74,7 @@ int RunProfile(const Invocation& inv, Console& console) {
     return ReportEvaluation(outcome, json, connection, console);
   }
   const v1::Run& run = *outcome.run;
-  const v1::ProfiledTarget* own = SolutionTarget(run.profile());
+  const v1::ProfiledTarget* own = FindProfiledTarget(run.profile(), "solution");
   const bool profiled = run.status() == v1::PASSED && own != nullptr && own->error().empty();
   if (json) {
     console.out << Dump(Json{{"run_id", run.run_id()},

@@ -18,11 +18,6 @@ namespace {
 
 constexpr double kDefaultSubmitTimeoutS = 3600;
 
-int InputError(const absl::Status& status, Console& console) {
-  console.err << "kiln: " << status.message() << "\n";
-  return kExitUsage;
-}
-
 // Registers the definition read from a file, with `workloads`, before it is evaluated. Without
 // workloads the harness keeps those the definition already has.
 int PutDefinition(Connection& connection, const v1::Definition& def,

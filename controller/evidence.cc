@@ -138,10 +138,7 @@ std::string FunctionalFeedback(const Json& summary) {
 
 Json ProfileEvidence(const v1::Run& run, const std::string& axes) {
   const v1::RunProfile& profile = run.profile();
-  const v1::ProfiledTarget* own = nullptr;
-  for (const v1::ProfiledTarget& t : profile.targets()) {
-    if (t.target() == "solution") own = &t;
-  }
+  const v1::ProfiledTarget* own = FindProfiledTarget(profile, "solution");
   if (own == nullptr || !own->error().empty() || own->kernels().empty()) {
     std::string why = own == nullptr    ? "the harness returned no profile of the solution"
                       : own->error().empty() ? "no kernel was profiled"

@@ -42,6 +42,7 @@ const std::vector<std::string>& BaselineNames();
 struct ProfileOptions {
   std::string section = "basic";
   std::vector<std::string> also;
+  std::string workload_uuid;  // the registered workload profiled; empty: the first
 };
 
 // A request that passed admission, with the node's defaults filled in.

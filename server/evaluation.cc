@@ -16,6 +16,7 @@
 #include "harness/verify/integrity_policy.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/samples_artifact.h"
+#include "server/baseline_program.h"
 #include "server/deadline_flag.h"
 #include "server/log_line.h"
 #include "server/profile_run.h"
@@ -335,19 +336,11 @@ void Evaluation::ProfileOnDevice(int device_slot, const std::string& run_dir) {
     if (target == "solution") {
       program = Candidate(job);
     } else if (target == "reference") {
-      program = admitted_.reference_source == kPythonReference ? Python("reference")
-                                                               : Compiled(job.reference);
-    } else if (target.rfind("solution:", 0) != 0) {
-      program = Python(target);  // torch_eager | torch_compile
+      program = ReferenceProgram(job);
     } else {
-      auto solution = admitted_.solution_baselines.find(target);
-      auto build = baseline_builds_.find(target);
-      if (solution == admitted_.solution_baselines.end() || build == baseline_builds_.end()) {
-        auto error = baseline_build_errors_.find(target);
-        missing = error != baseline_build_errors_.end() ? error->second : "it was not built";
-      } else {
-        program = Built(&solution->second, &build->second, absl::StrCat("sol", ++ordinal));
-      }
+      BaselineProgram baseline = BaselineProgramOf(node_, job, target, ++ordinal);
+      program = std::move(baseline.program);
+      missing = std::move(baseline.missing);
     }
     const std::string what = target == "solution" ? "the solution" : target;
     if (!missing.empty()) {

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "harness/common/files.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/sandbox/process.h"
@@ -65,19 +64,6 @@ int64_t SizeOf(const std::string& path) {
 std::string ReportPath(const std::string& dir) { return absl::StrCat(dir, "/report.ncu-rep"); }
 
 }  // namespace
-
-const std::vector<std::string>& ProfileSectionNames() {
-  static const auto* names = new std::vector<std::string>{"basic", "memory", "compute", "full"};
-  return *names;
-}
-
-absl::Status ValidateProfileSection(const std::string& section) {
-  for (const std::string& name : ProfileSectionNames()) {
-    if (section == name) return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat("section: '", section, "' is not one of ",
-                                                 absl::StrJoin(ProfileSectionNames(), ", ")));
-}
 
 std::vector<std::string> NcuCollectionArgs(const std::string& section) {
   if (section == "full") return {"--set", "full"};
@@ -150,9 +136,8 @@ ProfileOutcome ProfileTarget(const NodeContext& node, const WorkloadJob& job,
     }
     return absl::OkStatus();
   };
-  WorkloadJob profiled = job;
   RoleRun run = RunRole(
-      node, profiled, std::move(request), program, role, /*measure=*/false,
+      node, job, std::move(request), program, role, /*measure=*/false,
       [](v1::RunState) {}, cancel, under_ncu);
   out.log = run.log;
   if (!run.started.ok()) {

@@ -22,11 +22,6 @@
 
 namespace kiln {
 
-// basic | memory | compute | full.
-const std::vector<std::string>& ProfileSectionNames();
-// INVALID_ARGUMENT "section: 'x' is not one of basic, memory, compute, full".
-absl::Status ValidateProfileSection(const std::string& section);
-
 // ncu's options for `section` (sets, sections and the metrics kiln reads).
 std::vector<std::string> NcuCollectionArgs(const std::string& section);
 

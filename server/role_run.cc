@@ -1,3 +1,4 @@
+#include "server/admission.h"
 #include "server/role_run.h"
 
 #include <algorithm>
@@ -150,6 +151,9 @@ RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
   return p;
 }
 RoleProgram Candidate(const WorkloadJob& job) { return Built(job.solution, job.candidate); }
+RoleProgram ReferenceProgram(const WorkloadJob& job) {
+  return job.reference_source == kPythonReference ? Python("reference") : Compiled(job.reference);
+}
 RoleProgram WorkerOnly() { return RoleProgram{}; }
 
 absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const WorkloadJob& job,

@@ -56,6 +56,8 @@ RoleProgram Built(const v1::Solution* solution, const CompileOutput* build,
                   const std::string& label = "");
 // The job's candidate.
 RoleProgram Candidate(const WorkloadJob& job);
+// What computes the job's reference: the Python reference, or the native reference's build.
+RoleProgram ReferenceProgram(const WorkloadJob& job);
 // kiln-worker with no solution (the bandwidth probe).
 RoleProgram WorkerOnly();
 

@@ -69,6 +69,21 @@ absl::Status ValidateWorkloadList(const v1::Definition& def,
   return absl::OkStatus();
 }
 
+// Keeps of a profile's admitted workloads (the registered ones) the one named by `uuid` (empty:
+// the first); NOT_FOUND naming workload_uuid when none is.
+absl::Status KeepProfiledWorkload(const std::string& uuid, AdmittedRun& admitted) {
+  for (v1::Workload& w : admitted.workloads) {
+    if (!uuid.empty() && w.uuid() != uuid) continue;
+    v1::Workload kept = std::move(w);
+    admitted.workloads = {std::move(kept)};
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "workload_uuid: '", uuid, "' is not a registered workload of '", admitted.definition.name(),
+      "' (", admitted.workloads.size(), " registered; kiln defs show ",
+      admitted.definition.name(), " lists them)"));
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status) {
@@ -140,39 +155,15 @@ absl::Status HarnessService::StartProfile(const Principal& caller,
   }
   ProfileOptions options;
   if (!request.section().empty()) options.section = request.section();
-  if (absl::Status s = ValidateProfileSection(options.section); !s.ok()) return s;
-  if (request.definition().empty()) {
-    return absl::InvalidArgumentError("definition: required");
-  }
+  if (absl::Status s = ValidateProfileSection(options.section, "section"); !s.ok()) return s;
   if (!request.has_solution()) return absl::InvalidArgumentError("solution: required");
-  Archive& archive = *context_.node->archive;
-  absl::StatusOr<std::vector<v1::Workload>> registered =
-      archive.GetWorkloads(request.definition());
-  if (!registered.ok() || !archive.GetDefinition(request.definition()).ok()) {
-    return UnknownDefinition(archive, request.definition(), "definition");
-  }
+  // Admitted on the registered workloads (the definition and solution checked as Evaluate
+  // checks them); StartRun keeps the one profiled.
   v1::EvaluateRequest evaluate;
   evaluate.set_definition(request.definition());
   *evaluate.mutable_solution() = request.solution();
   evaluate.set_backend(request.backend());
-  const v1::Workload* workload = nullptr;
-  for (const v1::Workload& w : *registered) {
-    if (request.workload_uuid().empty() || w.uuid() == request.workload_uuid()) {
-      workload = &w;
-      break;
-    }
-  }
-  if (workload == nullptr) {
-    return registered->empty()
-               ? absl::FailedPreconditionError(absl::StrCat(
-                     "definition: '", request.definition(), "' has no registered workloads"))
-               : absl::NotFoundError(absl::StrCat(
-                     "workload_uuid: '", request.workload_uuid(),
-                     "' is not a registered workload of '", request.definition(), "' (",
-                     registered->size(), " registered; kiln defs show ", request.definition(),
-                     " lists them)"));
-  }
-  *evaluate.add_workloads() = *workload;
+  options.workload_uuid = request.workload_uuid();
   std::set<std::string> seen;
   for (int i = 0; i < request.also_size(); ++i) {
     const std::string& target = request.also(i);
@@ -190,6 +181,7 @@ absl::Status HarnessService::StartProfile(const Principal& caller,
     options.also.push_back(target);
   }
   const std::string principal = caller.name.empty() ? "local" : caller.name;
+  Archive& archive = *context_.node->archive;
   std::lock_guard<std::mutex> lock(profile_mu_);
   if (const int limit = context_.max_profiles_per_hour; limit > 0) {
     const int64_t now_ms = absl::ToUnixMillis(absl::Now());
@@ -336,11 +328,15 @@ absl::Status HarnessService::StartRun(const Principal& caller, const v1::Evaluat
   auto admitted = AdmitAndReserve(request);
   if (!admitted.ok()) return admitted.status();
   if (profile.has_value()) {
-    if (admitted->backend->name != "cuda") {
-      scheduler.Release();
-      return absl::FailedPreconditionError(absl::StrCat(
+    absl::Status refused = KeepProfiledWorkload(profile->workload_uuid, *admitted);
+    if (refused.ok() && admitted->backend->name != "cuda") {
+      refused = absl::FailedPreconditionError(absl::StrCat(
           "backend: profiles are taken on the cuda backend, not '", admitted->backend->name,
           "'"));
+    }
+    if (!refused.ok()) {
+      scheduler.Release();
+      return refused;
     }
     admitted->profile = std::move(profile);
     admitted->registered_workloads = false;  // a profile is never ranked

@@ -192,11 +192,11 @@ std::string NodeBody(const v1::NodeInfo& node) {
   if (!node.sandbox().empty()) {
     absl::StrAppend(&out, "<p><strong>Sandbox:</strong> ", XmlEscape(node.sandbox()), "</p>\n");
   }
-  // Whether Nsight Compute can run here; kiln takes no profiles through its RPCs yet.
+  // Whether `kiln profile` can take profiles here, and why not.
   absl::StrAppend(&out, "<p><strong>Nsight Compute:</strong> ",
                   XmlEscape(node.profiling().empty() ? "not reported by this harness"
                                                      : node.profiling()),
-                  " &middot; kiln does not take profiles yet</p>\n");
+                  "</p>\n");
   absl::StrAppend(&out, "<h2>Queue</h2><table>", Header({"queued", "running", "runs archived"}),
                   Row({absl::StrCat(node.queue_depth()), absl::StrCat(node.running()),
                        absl::StrCat(node.runs_archived())},

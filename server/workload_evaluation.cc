@@ -28,6 +28,7 @@
 #include "server/output_comparison.h"
 #include "server/role_run.h"
 #include "server/speed_of_light.h"
+#include "server/baseline_program.h"
 #include "server/batch_references.h"
 #include "server/spare_workers.h"
 #include "server/warm_workers.h"
@@ -207,17 +208,8 @@ std::string TimingCacheKeyOf(const NodeContext& node, const WorkloadJob& job, st
                                    job.backend->devices[job.device_index]);
 }
 
-// How one named baseline is timed.
-struct BaselineProgram {
-  RoleProgram program;
-  std::string source;       // python (the definition's reference) | solution
-  std::string cache_key;    // its latency in the node's timing cache
-  std::string missing;      // why it cannot be timed ("" when it can)
-};
+}  // namespace
 
-// torch_eager / torch_compile: the Python reference under torch; solution:NAME: the registered
-// solution's build, run like a candidate (without the reference's source) but trusted as
-// operator-registered code. `ordinal` numbers the solution baselines for their folders.
 BaselineProgram BaselineProgramOf(const NodeContext& node, const WorkloadJob& job,
                                   const std::string& name, int ordinal) {
   BaselineProgram out;
@@ -251,6 +243,8 @@ BaselineProgram BaselineProgramOf(const NodeContext& node, const WorkloadJob& jo
   out.cache_key = TimingCacheKeyOf(node, job, absl::StrCat("solution|", build->cache_key));
   return out;
 }
+
+namespace {
 
 v1::BaselineResult Baseline(const std::string& name, const std::string& source,
                             const v1::TimingResult& timing, bool cached, const WorkloadResult& out) {
@@ -380,8 +374,7 @@ std::string WarmKey(const NodeContext& node, const WorkloadJob& job, const std::
 RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
                      const v1::WorkerRequest& request, bool measure, const StageFn& on_stage,
                      const std::atomic<bool>* cancel, std::string* folder) {
-  const bool python = job.reference_source == kPythonReference;
-  RoleProgram program = python ? Python("reference") : Compiled(job.reference);
+  RoleProgram program = ReferenceProgram(job);
   if (node.warm == nullptr) {
     *folder = "";
     return RunRole(node, job, request, program, "reference", measure, on_stage, cancel);

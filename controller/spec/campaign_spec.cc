@@ -10,11 +10,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "controller/spec/agent_spec.h"
 #include "controller/spec/yaml_fields.h"
 #include "harness/definitions/builtins.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/solution_baseline.h"
+#include "harness/profile/profiling_support.h"
 
 namespace kiln::controller {
 
@@ -267,14 +269,12 @@ absl::Status ReadAll(const YAML::Node& root, CampaignFiles& files, CampaignSpec*
         spec->profile = true;
       } else if (profile == "false") {
         spec->profile = false;
-      } else if (profile == "basic" || profile == "memory" || profile == "compute" ||
-                 profile == "full") {
+      } else if (ValidateProfileSection(profile, "profile").ok()) {
         spec->profile = true;
         spec->profile_section = profile;
       } else {
-        return FieldError("profile", absl::StrCat("'", profile,
-                                                  "' is not one of true, false, basic, memory, "
-                                                  "compute, full"));
+        return FieldError("profile", absl::StrCat("'", profile, "' is not one of true, false, ",
+                                                  absl::StrJoin(ProfileSectionNames(), ", ")));
       }
     }
   }

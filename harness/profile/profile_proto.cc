@@ -70,6 +70,14 @@ KernelProfile KernelProfileFromProto(const v1::KernelProfile& p) {
   return k;
 }
 
+const v1::ProfiledTarget* FindProfiledTarget(const v1::RunProfile& profile,
+                                             const std::string& target) {
+  for (const v1::ProfiledTarget& t : profile.targets()) {
+    if (t.target() == target) return &t;
+  }
+  return nullptr;
+}
+
 std::string RenderRunProfile(const v1::RunProfile& profile) {
   std::vector<KernelProfile> kernels;
   std::vector<std::string> owners;

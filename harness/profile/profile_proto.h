@@ -13,6 +13,10 @@ namespace kiln {
 v1::KernelProfile KernelProfileToProto(const KernelProfile& kernel);
 KernelProfile KernelProfileFromProto(const v1::KernelProfile& kernel);
 
+// The target named `target` ("solution", "reference", ...) of a run's profile, or null.
+const v1::ProfiledTarget* FindProfiledTarget(const v1::RunProfile& profile,
+                                             const std::string& target);
+
 // Every kernel of the run's profile that was profiled, side by side (the target as each column's
 // owner when there are several targets), and a line per target that failed; "" when none.
 std::string RenderRunProfile(const v1::RunProfile& profile);

@@ -72,4 +72,17 @@ std::string DescribeProfiling(const ProfilingSupport& support) {
                            : absl::StrCat("unavailable: ", support.reason);
 }
 
+const std::vector<std::string>& ProfileSectionNames() {
+  static const auto* names = new std::vector<std::string>{"basic", "memory", "compute", "full"};
+  return *names;
+}
+
+absl::Status ValidateProfileSection(const std::string& section, const std::string& field) {
+  for (const std::string& name : ProfileSectionNames()) {
+    if (section == name) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, ": '", section, "' is not one of ",
+                                                 absl::StrJoin(ProfileSectionNames(), ", ")));
+}
+
 }  // namespace kiln

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace kiln {
 
 struct ProfilingSupport {
@@ -25,6 +27,12 @@ std::vector<std::string> ProfilerSearchDirs();
 
 // "available: ncu at PATH" or "unavailable: REASON".
 std::string DescribeProfiling(const ProfilingSupport& support);
+
+// What a profile collects (`kiln profile --section`, ProfileRequest.section, a campaign's
+// `profile:`): basic | memory | compute | full.
+const std::vector<std::string>& ProfileSectionNames();
+// INVALID_ARGUMENT "FIELD: 'x' is not one of basic, memory, compute, full".
+absl::Status ValidateProfileSection(const std::string& section, const std::string& field);
 
 }  // namespace kiln
 
