@@ -139,9 +139,17 @@ std::vector<CommandSpec> BuildCommands() {
          "register it even when no backend of this node can compute its reference"}},
        {"FILE"}},
       {"defs import",
-       "DIR [--definition NAME]... [--dry-run] [--strict] [--json]",
-       "register a flashinfer-bench dataset folder: definitions, workloads, their blobs",
+       "DIR [--format flashinfer|kernelbench] [--level N]... [--definition NAME]... [--dry-run] "
+       "[--strict] [--json]",
+       "register a flashinfer-bench dataset folder (definitions, workloads, their blobs) or "
+       "KernelBench's problems",
        {{"definition", "NAME", "import only this definition (repeatable)", false, true},
+        {"format", "FORMAT",
+         "flashinfer (default): DIR/definitions, workloads, blob, solutions; kernelbench: "
+         "DIR/levelN/ID_NAME.py, each problem a definition kernelbench_lN_ID_NAME"},
+        {"level", "N", "kernelbench: import only this level (repeatable)", false, true},
+        {"python", "PATH",
+         "kernelbench: the python3 with torch that reads the problems (default python3)"},
         {"dry-run", "", "validate everything, upload and register nothing"},
         {"strict", "", "exit 1 when any workload is left out (missing blob, ...)"},
         JsonFlag("the import report")},

@@ -1,4 +1,5 @@
-// kiln defs import DIR: register a flashinfer-bench dataset folder (dataset_import.h reads it).
+// kiln defs import DIR: register a flashinfer-bench dataset folder (dataset_import.h reads it),
+// or with --format kernelbench a KernelBench folder (kernelbench_import.h reads it).
 //
 // For every definition that validated: its workloads' blobs go to the harness (PutBlob, under
 // the node's blob root at the path the workload names, so the workers find them as
@@ -19,11 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/dataset_import.h"
 #include "client/json_output.h"
+#include "client/kernelbench_import.h"
 #include "client/solution_registration.h"
 #include "client/table.h"
 #include "harness/common/sha256.h"
@@ -430,7 +433,33 @@ int RunDefsImport(const Invocation& inv, Console& console) {
   const std::vector<std::string> selected = inv.args.GetAll("definition");
   const std::set<std::string> only(selected.begin(), selected.end());
   const bool dry_run = inv.args.Has("dry-run");
-  absl::StatusOr<DatasetScan> scanned = ScanDataset(inv.args.positionals[0], only);
+  const std::string format = inv.args.Get("format", "flashinfer");
+  absl::StatusOr<DatasetScan> scanned;
+  if (format == "kernelbench") {
+    KernelBenchScanOptions options;
+    options.dir = inv.args.positionals[0];
+    options.only = only;
+    options.python = inv.args.Get("python", "python3");
+    for (const std::string& level : inv.args.GetAll("level")) {
+      int n = 0;
+      if (!absl::SimpleAtoi(level, &n) || n < 1) {
+        console.err << "kiln: --level: expected a level number (1, 2, 3), got '" << level
+                    << "'\n";
+        return kExitUsage;
+      }
+      options.levels.push_back(n);
+    }
+    scanned = ScanKernelBench(options);
+  } else if (format != "flashinfer") {
+    console.err << "kiln: --format: expected flashinfer or kernelbench, got '" << format << "'\n";
+    return kExitUsage;
+  } else if (inv.args.Has("level") || inv.args.Has("python")) {
+    console.err << "kiln: --" << (inv.args.Has("level") ? "level" : "python")
+                << " is for --format kernelbench\n";
+    return kExitUsage;
+  } else {
+    scanned = ScanDataset(inv.args.positionals[0], only);
+  }
   if (!scanned.ok()) {
     console.err << "kiln: " << scanned.status().message() << "\n";
     return kExitUsage;

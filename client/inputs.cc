@@ -1,10 +1,13 @@
 #include "client/inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
@@ -99,7 +102,44 @@ absl::StatusOr<std::vector<v1::Workload>> LoadWorkloadsFile(const std::string& p
   return workloads;
 }
 
+absl::StatusOr<v1::Solution> LoadKernelBenchFile(const std::string& path) {
+  absl::StatusOr<std::string> content = ReadUserFile(path);
+  if (!content.ok()) return content.status();
+  static const std::regex kModelNew(R"((^|\n)class[ \t]+ModelNew\b)");
+  if (!std::regex_search(*content, kModelNew)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": a .py solution is a KernelBench file defining class ModelNew, and this one "
+              "defines none (other solutions are a solution.json, or a folder holding one)"));
+  }
+  static const std::regex kTriton(R"((^|\n)[ \t]*(import[ \t]+triton|from[ \t]+triton)\b)");
+  const bool triton = std::regex_search(*content, kTriton);
+  const std::string file = fs::path(path).filename().string();
+  v1::Solution s;
+  // A registry-style name from the file name: letters, digits and _.+- only.
+  std::string name = fs::path(path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '+' &&
+        c != '-') {
+      c = '_';
+    }
+  }
+  s.set_name(name);
+  s.set_description("a KernelBench ModelNew file");
+  v1::BuildSpec* spec = s.mutable_spec();
+  spec->set_language(triton ? "triton" : "python");
+  spec->add_target_hardware("cuda");
+  spec->set_entry_point(absl::StrCat(file, "::ModelNew"));
+  spec->add_dependencies("torch");
+  if (triton) spec->add_dependencies("triton");
+  spec->set_destination_passing_style(false);
+  v1::SourceFile* source = s.add_sources();
+  source->set_path(file);
+  source->set_content(*std::move(content));
+  return s;
+}
+
 absl::StatusOr<v1::Solution> LoadSolution(const std::string& path) {
+  if (IsFile(path) && absl::EndsWith(path, ".py")) return LoadKernelBenchFile(path);
   bool folder = IsDirectory(path);
   std::string file = folder ? absl::StrCat(path, "/solution.json") : path;
   absl::StatusOr<std::string> content = ReadUserFile(file);

@@ -26,6 +26,9 @@ absl::StatusOr<std::vector<v1::Workload>> LoadWorkloadsFile(const std::string& p
 // A solution JSON file, or a folder holding solution.json. When the folder's solution.json has
 // no sources, every other regular file below the folder becomes a source, named by its path
 // relative to the folder (sorted, so the solution hash does not depend on directory order).
+// A file ending in .py is a KernelBench-style solution: one file defining class ModelNew. It
+// becomes a Solution of language "triton" when it imports triton, else "python", entry point
+// FILE.py::ModelNew, value-returning, named after the file.
 absl::StatusOr<v1::Solution> LoadSolution(const std::string& path);
 
 }  // namespace kiln::cli

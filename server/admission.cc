@@ -48,11 +48,21 @@ bool HasNativeReference(const v1::Definition& def) {
 std::string PythonUnavailable(const v1::Definition& def, const NodeBackend& backend,
                               const PythonRuntime* python) {
   if (!HasPythonReference(def)) return "it has no Python reference";
-  if (backend.name != "cuda") {
-    return absl::StrCat("Python references run on the cuda backend, not '", backend.name, "'");
+  if (backend.name != "cuda" && backend.name != "host") {
+    return absl::StrCat("Python references run on the cuda and host backends, not '",
+                        backend.name, "'");
   }
   if (python == nullptr) return "this node has no Python reference runner";
   const PythonReference& probed = python->Get();
+  if (backend.name == "host") {
+    // torch on the CPU: what a definition with no native reference (a KernelBench problem) is
+    // judged against on a node without a GPU.
+    if (!probed.torch) {
+      return absl::StrCat("no Python reference runner: ",
+                          probed.solutions_note.empty() ? probed.note : probed.solutions_note);
+    }
+    return "";
+  }
   if (!probed.available) return absl::StrCat("no Python reference runner: ", probed.note);
   return "";
 }
@@ -74,6 +84,9 @@ absl::Status CheckPythonSolution(const v1::Solution& solution, const NodeBackend
 absl::StatusOr<std::string> ChooseReference(const v1::Definition& def,
                                             const NodeBackend& backend,
                                             const PythonRuntime* python) {
+  // On the host backend a native reference, where there is one, stays the reference: the
+  // Python one runs there only for definitions that have nothing else.
+  if (backend.name == "host" && HasNativeReference(def)) return std::string(kNativeReference);
   const std::string python_missing = PythonUnavailable(def, backend, python);
   if (python_missing.empty()) return std::string(kPythonReference);
   if (HasNativeReference(def)) return std::string(kNativeReference);

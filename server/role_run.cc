@@ -168,10 +168,12 @@ absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const Work
     launch.worker_path = node.worker_path;
   } else {
     const PythonReference* python = node.python != nullptr ? &node.python->Get() : nullptr;
+    // Solutions need torch; references on a GPU need torch with CUDA, on the host torch alone.
     const bool usable =
-        python != nullptr && (program.python_solution != nullptr || !program.spare.empty()
-                                  ? python->torch
-                                  : python->available);
+        python != nullptr &&
+        (program.python_solution != nullptr || !program.spare.empty() || program.backend == "host"
+             ? python->torch
+             : python->available);
     if (!usable) return absl::FailedPreconditionError("this node has no Python runner");
     launch.worker_path = python->python;
     launch.worker_args = PythonRunnerArgs(*python, program);

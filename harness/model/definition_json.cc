@@ -13,9 +13,10 @@ namespace kiln {
 namespace json_internal {
 namespace {
 
-constexpr std::array<absl::string_view, 11> kKnownKeys = {
-    "name",    "op_type",   "description",      "tags",     "axes", "constraints", "inputs",
-    "outputs", "reference", "native_reference", "tolerance"};
+constexpr std::array<absl::string_view, 12> kKnownKeys = {
+    "name",      "op_type",          "description", "tags",       "axes",
+    "constraints", "inputs",         "outputs",     "reference",  "native_reference",
+    "tolerance", "kernelbench"};
 
 // flashinfer-bench's canonical order, used when a Definition was not read from JSON.
 constexpr std::array<absl::string_view, 9> kCanonicalKeys = {"name",   "op_type", "description",
@@ -107,6 +108,38 @@ absl::Status ReadTolerance(const Json& j, absl::string_view path, v1::Tolerance*
   return absl::OkStatus();
 }
 
+// {"level", "problem_id", "problem_name", "file", "inputs_source"}: level, id and
+// inputs_source are required.
+absl::Status ReadKernelBench(const Json& j, absl::string_view path, v1::KernelBenchProblem* out) {
+  KILN_JSON_RETURN_IF_ERROR(ExpectObject(j, path));
+  const Json* value = nullptr;
+  int64_t number = 0;
+  KILN_JSON_RETURN_IF_ERROR(Require(j, "level", path, &value));
+  KILN_JSON_RETURN_IF_ERROR(ReadInt(*value, Child(path, "level"), &number));
+  if (number < 1 || number > 4) return FieldError(Child(path, "level"), "expected 1 to 4");
+  out->set_level(static_cast<int32_t>(number));
+  KILN_JSON_RETURN_IF_ERROR(Require(j, "problem_id", path, &value));
+  KILN_JSON_RETURN_IF_ERROR(ReadInt(*value, Child(path, "problem_id"), &number));
+  if (number < 0) return FieldError(Child(path, "problem_id"), "must not be negative");
+  out->set_problem_id(static_cast<int32_t>(number));
+  KILN_JSON_RETURN_IF_ERROR(
+      ReadOptionalStringMember(j, "problem_name", path, out->mutable_problem_name()));
+  KILN_JSON_RETURN_IF_ERROR(ReadOptionalStringMember(j, "file", path, out->mutable_file()));
+  KILN_JSON_RETURN_IF_ERROR(
+      ReadStringMember(j, "inputs_source", path, out->mutable_inputs_source()));
+  return absl::OkStatus();
+}
+
+Json WriteKernelBench(const v1::KernelBenchProblem& k) {
+  Json j = Json::object();
+  j["level"] = k.level();
+  j["problem_id"] = k.problem_id();
+  j["problem_name"] = k.problem_name();
+  j["file"] = k.file();
+  j["inputs_source"] = k.inputs_source();
+  return j;
+}
+
 absl::Status ReadMember(const Json& value, absl::string_view key, v1::Definition* out) {
   const std::string path = Child("definition", key);
   if (key == "name") return ReadString(value, path, out->mutable_name());
@@ -120,6 +153,7 @@ absl::Status ReadMember(const Json& value, absl::string_view key, v1::Definition
   if (key == "outputs") return ReadNamedObjects(value, path, out->mutable_outputs(), ReadTensor);
   if (key == "native_reference") return ReadSolution(value, path, out->mutable_native_reference());
   if (key == "tolerance") return ReadTolerance(value, path, out->mutable_tolerance());
+  if (key == "kernelbench") return ReadKernelBench(value, path, out->mutable_kernelbench());
   return absl::OkStatus();
 }
 
@@ -167,6 +201,8 @@ Json WriteMember(const v1::Definition& def, absl::string_view key) {
     }
   } else if (key == "native_reference") {
     j = WriteSolution(def.native_reference());
+  } else if (key == "kernelbench") {
+    j = WriteKernelBench(def.kernelbench());
   } else if (key == "tolerance") {
     j["atol"] = WriteMetric(def.tolerance().atol());
     j["rtol"] = WriteMetric(def.tolerance().rtol());
@@ -187,6 +223,8 @@ bool WrittenUnlisted(const v1::Definition& def, absl::string_view key, bool from
 }
 
 Json WriteDefinition(const v1::Definition& def, bool export_kiln_extensions) {
+  // "kernelbench" is written whenever it is set, like the reference: it says how the
+  // definition's inputs are made, so no copy of the definition may lose it.
   auto is_extension = [](absl::string_view key) {
     return key == "native_reference" || key == "tolerance";
   };
@@ -211,6 +249,9 @@ Json WriteDefinition(const v1::Definition& def, bool export_kiln_extensions) {
   }
   for (absl::string_view key : {"native_reference", "tolerance"}) {
     if (!j.contains(key) && extension_present(key)) j[std::string(key)] = WriteMember(def, key);
+  }
+  if (!j.contains("kernelbench") && def.has_kernelbench()) {
+    j["kernelbench"] = WriteMember(def, "kernelbench");
   }
   return j;
 }

@@ -142,6 +142,22 @@ absl::Status ValidateSolution(const v1::Definition& def, const v1::Solution& s,
                                   " solution's entry point is 'file.py::function')"));
     }
   }
+  if (def.has_kernelbench()) {
+    // A KernelBench problem is solved by a ModelNew class called as Model is: in torch, with
+    // the inputs, returning the outputs.
+    if (language != "python" && language != "triton") {
+      return Invalid("solution.spec.language",
+                     absl::StrCat("'", language, "': definition '", def.name(),
+                                  "' is a KernelBench problem, solved by a Python file defining "
+                                  "class ModelNew (language python or triton)"));
+    }
+    if (!s.spec().has_destination_passing_style() || s.spec().destination_passing_style()) {
+      return Invalid("solution.spec.destination_passing_style",
+                     absl::StrCat("definition '", def.name(),
+                                  "' is a KernelBench problem: ModelNew returns its outputs, so "
+                                  "destination_passing_style must be false"));
+    }
+  }
   return validate_internal::ValidateSourcesAndEntryPoint(s, "solution", &limits);
 }
 

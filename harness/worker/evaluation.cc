@@ -110,6 +110,8 @@ class Evaluation {
   // The outputs of a timed call against the checked call's.
   absl::Status CheckTimedOutputs();
   absl::Status Recheck(int trial);
+  // ExternalEntry::fill_inputs with `seed`, when there is one.
+  absl::Status FillExternalInputs(uint64_t seed, const std::string& what);
   // The solution call alone (the timed part); its return code is kept for CheckCall. A checked
   // call of a value-returning external solution then collects its outputs (untimed).
   absl::Status Call(bool timed = false);
@@ -274,6 +276,10 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   absl::Status s = trial > 0 ? tensors_->AllocateOutputs() : absl::OkStatus();
   const auto inputs_start = Clock::now();
   if (s.ok()) s = tensors_->GenerateInputs(TrialSeed(request_, trial), request_.blob_root());
+  if (s.ok()) {
+    s = FillExternalInputs(TrialSeed(request_, trial),
+                           absl::StrCat("the inputs of trial ", trial));
+  }
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();
@@ -432,9 +438,14 @@ absl::Status Evaluation::Recheck(int trial) {
   }
   const uint64_t seed = TrialSeed(request_, trial);
   // The inputs were checked unchanged after every call; with no output aliasing an input they
-  // still hold the trial's values, and only the perturbed elements are written.
+  // still hold the trial's values, and only the perturbed elements are written. Inputs made by
+  // the solution's process (fill_inputs) are drawn afresh instead: a few perturbed elements
+  // could fall outside what the problem's own generator makes (class indices, say).
   absl::Status s =
-      tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root(), !inplace_);
+      external_ != nullptr && external_->fill_inputs != nullptr
+          ? FillExternalInputs(PerturbSeed(seed),
+                               absl::StrCat("the recheck inputs of trial ", trial))
+          : tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root(), !inplace_);
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
   if (!sums.ok()) return sums.status();
@@ -495,6 +506,13 @@ absl::Status Evaluation::Call(bool timed) {
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
   if (last_return_ == 0 && !timed && collect_ != nullptr) return Collect("the call");
   return absl::OkStatus();
+}
+
+absl::Status Evaluation::FillExternalInputs(uint64_t seed, const std::string& what) {
+  if (external_ == nullptr || external_->fill_inputs == nullptr) return absl::OkStatus();
+  const int code = external_->fill_inputs(tensors_->args(), tensors_->nargs(), &context_, seed);
+  if (code == 0) return absl::OkStatus();
+  return ExternalFailure(code, absl::StrCat("making ", what));
 }
 
 absl::Status Evaluation::Collect(const std::string& what) {

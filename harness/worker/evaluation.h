@@ -34,9 +34,19 @@ using StageReporter = std::function<void(std::string_view stage, int trial)>;
 // a RUNTIME_ERROR): kExternalFailed and any other non-zero code is a RUNTIME_ERROR, the others
 // the status they name. `explain` says why (the runner's exception or the check that refused,
 // "integrity.output_aliases_input: ..."); it is read, and cleared, once per failure.
+//
+// `fill_inputs` (optional) makes the inputs instead of kiln's generator: a KernelBench problem's
+// inputs are what its own get_inputs() returns under torch.manual_seed(seed). It is called with
+// the trial's seed after kiln's generator ran (scalars and shapes stay kiln's), must write every
+// tensor input and leave the device idle; kiln then checksums the inputs as usual. A recheck
+// calls it with the recheck's own seed instead of perturbing a few elements, so the recheck runs
+// on a fresh input set drawn by the same code.
+using kiln_fill_inputs = int (*)(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx,
+                                 uint64_t seed);
 struct ExternalEntry {
   kiln_entry entry = nullptr;
   kiln_entry collect = nullptr;
+  kiln_fill_inputs fill_inputs = nullptr;
   bool collect_timed_calls = false;
   std::function<std::string()> explain;
 };

@@ -26,13 +26,20 @@
 //                                 imported what it needs: a status "ready" on fd 4
 //   kiln_runner_artifact_path(), kiln_runner_symbol(), kiln_runner_value_returning()
 //                                 a spare's solution: its package, entry point and style
+//   kiln_runner_set_fill_inputs(fill)  a KernelBench problem: `fill` makes every trial's inputs
+//                                 (ExternalEntry::fill_inputs) from then on; null: kiln's own
+//   kiln_runner_weight_seed()     the seed a KernelBench model's parameters are drawn under: one
+//                                 per request, the same in every worker of the run (it derives
+//                                 from the run's secret trial seeds)
 //   kiln_runner_fail(message)     sends a RUNTIME_ERROR result naming why the runner cannot run
 //                                 (torch missing, the reference does not define run(), ...)
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
 
 #include "harness/model/json_interop.h"
+#include "harness/worker/evaluation.h"
 #include "harness/worker/serve.h"
 #include "harness/worker/worker_client.h"
 
@@ -49,6 +56,7 @@ std::string& DefinitionJson() {
 }
 
 bool request_read = false;
+kiln::kiln_fill_inputs fill_inputs = nullptr;
 bool last_passed = false;
 
 std::string& FailureNote() {
@@ -68,6 +76,7 @@ int Serve(kiln_entry entry, kiln_entry collect, bool collect_timed_calls) {
   kiln::ExternalEntry external;
   external.entry = entry;
   external.collect = collect;
+  external.fill_inputs = fill_inputs;
   external.collect_timed_calls = collect_timed_calls;
   external.explain = TakeFailureNote;
   last_passed = false;
@@ -115,6 +124,19 @@ __attribute__((visibility("default"))) const char* kiln_runner_symbol() {
 
 __attribute__((visibility("default"))) int kiln_runner_value_returning() {
   return Request().value_returning() ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) void kiln_runner_set_fill_inputs(
+    kiln::kiln_fill_inputs fill) {
+  fill_inputs = fill;
+}
+
+__attribute__((visibility("default"))) uint64_t kiln_runner_weight_seed() {
+  // Not a trial's input seed itself: parameters and inputs are drawn from different streams.
+  uint64_t z = kiln::TrialSeed(Request(), 0) ^ 0x4b45524e454c4245ull;  // "KERNELBE"
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
 }
 
 __attribute__((visibility("default"))) int kiln_runner_last_passed() { return last_passed ? 1 : 0; }

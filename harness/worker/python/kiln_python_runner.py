@@ -66,6 +66,8 @@ class KilnContext(ctypes.Structure):
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(KilnTensor), ctypes.c_int32,
                          ctypes.POINTER(KilnContext))
+FILL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(KilnTensor), ctypes.c_int32,
+                        ctypes.POINTER(KilnContext), ctypes.c_uint64)
 
 
 class Refusal(Exception):
@@ -109,10 +111,10 @@ class TensorViews:
             t = {"float4_e2m1": "float4_e2m1fn_x2"}.get(name, name)
             self.torch_dtypes[name] = getattr(torch, t, None)
 
-    def __call__(self, t):
+    def __call__(self, t, tensor=False):
         dtype = DTYPES[t.dtype]
         shape = tuple(t.shape[i] for i in range(t.ndim))
-        if t.ndim == 0:  # a scalar: host memory, passed as a Python number
+        if t.ndim == 0 and not tensor:  # a scalar: host memory, passed as a Python number
             ctype = {"float32": ctypes.c_float, "float64": ctypes.c_double,
                      "int64": ctypes.c_int64, "int32": ctypes.c_int32,
                      "int16": ctypes.c_int16, "int8": ctypes.c_int8,
@@ -162,6 +164,9 @@ class Runner:
         self.guard_check = guard.check if guard is not None else None
         self.views = TensorViews(torch, device)
         self.input_names = list(definition["inputs"].keys())
+        # A scalar input (shape null) is a Python number; a tensor of shape [] is a 0-d tensor.
+        self.tensor_inputs = [spec.get("shape") is not None
+                              for spec in definition["inputs"].values()]
         self.output_names = list(definition["outputs"].keys())
         self.n_in = len(self.input_names)
         self.n_out = len(self.output_names)
@@ -194,9 +199,9 @@ class Runner:
     def entry(self, args, nargs, ctx):
         try:
             self.last = None
-            inputs = [self.views(args[i]) for i in range(self.n_in)]
+            inputs = [self.views(args[i], self.tensor_inputs[i]) for i in range(self.n_in)]
             if self.style == "dps":
-                outputs = [self.views(args[self.n_in + j]) for j in range(self.n_out)]
+                outputs = [self.views(args[self.n_in + j], True) for j in range(self.n_out)]
                 with self.stream(ctx), self.no_grad():
                     self.fn(*inputs, *outputs)
             else:
@@ -215,7 +220,7 @@ class Runner:
                 return 0
             result = self.normalize(self.last)
             self.last = None
-            dsts = [self.views(args[self.n_in + j]) for j in range(self.n_out)]
+            dsts = [self.views(args[self.n_in + j], True) for j in range(self.n_out)]
             if self.guard is not None:
                 self.guard.check_disjoint(result, args, nargs, self.views)
             with self.stream(ctx), self.no_grad():
@@ -353,6 +358,89 @@ class Guard:
                       file=sys.stderr)
 
 
+class KernelBench:
+    """A KernelBench problem (definition["kernelbench"]), as KernelBench's evaluator runs it.
+
+    Inputs: every trial's are what the problem's get_inputs() returns right after
+    torch.manual_seed(the trial's seed), copied into kiln's input buffers (fill). The code that
+    makes them is the problem's module-level code without its classes (kernelbench.inputs_source),
+    so a candidate's process never holds Model.
+    Models: torch.manual_seed(weight seed); init = get_init_inputs(); torch.manual_seed(weight
+    seed); Model(*init) -- and ModelNew(*init) likewise in the candidate's process -- then moved
+    to the device, so Model and ModelNew hold the same parameters. The weight seed comes from
+    the run's secret seeds (kiln_runner_weight_seed): the same in every worker of a run, unknown
+    before it."""
+
+    def __init__(self, torch, problem, folder, device, weight_seed):
+        self.torch = torch
+        self.device = device
+        self.weight_seed = weight_seed
+        path = os.path.join(folder, "kiln_kernelbench_inputs.py")
+        self.inputs_module = _module_from_source("kiln_kernelbench_inputs",
+                                                 problem.get("inputs_source", ""), path)
+        for needed in ("get_inputs", "get_init_inputs"):
+            if not callable(getattr(self.inputs_module, needed, None)):
+                raise ValueError(f"the problem's inputs code defines no {needed}()")
+        self.views = None
+
+    def build(self, cls):
+        """cls(*get_init_inputs()) as KernelBench builds Model and ModelNew, on the device."""
+        torch = self.torch
+        torch.manual_seed(self.weight_seed)
+        init = self.inputs_module.get_init_inputs()
+        init = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in init]
+        with torch.no_grad():
+            torch.manual_seed(self.weight_seed)
+            model = cls(*init)
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.device)
+        return model
+
+    def fill(self, views, definition, args, nargs, ctx, seed, stream):
+        torch = self.torch
+        names = list(definition["inputs"].keys())
+        torch.manual_seed(seed)
+        values = self.inputs_module.get_inputs()
+        if not isinstance(values, (list, tuple)) or len(values) != len(names):
+            raise ValueError(f"get_inputs() returned {type(values).__name__} of "
+                             f"{len(values) if isinstance(values, (list, tuple)) else 1} "
+                             f"values; the definition has {len(names)} inputs")
+        with stream, torch.no_grad():
+            for i, value in enumerate(values):
+                if not isinstance(value, torch.Tensor):
+                    continue  # a number: the workload's scalar, as imported
+                dst = views(args[i], True)
+                if tuple(value.shape) != tuple(dst.shape) or value.dtype != dst.dtype:
+                    raise ValueError(f"get_inputs() made input '{names[i]}' {value.dtype} "
+                                     f"{tuple(value.shape)}; the definition says {dst.dtype} "
+                                     f"{tuple(dst.shape)}")
+                dst.copy_(value)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+
+def _module_from_source(name, source, path):
+    """A real module from source (written to `path`, so tracebacks and torch.compile find it)."""
+    import importlib.util
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_reference_model(source, folder, kernelbench):
+    """A KernelBench reference: the problem file's Model, built as KernelBench builds it."""
+    module = _module_from_source("kiln_reference", source,
+                                 os.path.join(folder, "kiln_reference.py"))
+    cls = getattr(module, "Model", None)
+    if not isinstance(cls, type):
+        raise ValueError("the KernelBench problem does not define class Model")
+    return kernelbench.build(cls)
+
+
 def load_reference(source, folder):
     """The definition's run(), from a real module (kiln_reference.py in the worker's folder):
     torch.compile imports the module of the function it compiles, and tracebacks show its
@@ -448,15 +536,28 @@ def check_solution(opts):
         return 1
     if opts.arity >= 0:
         import inspect
+        target = fn
+        if isinstance(fn, type):  # a KernelBench ModelNew: its forward takes the inputs
+            forward = getattr(fn, "forward", None)
+            if not callable(forward):
+                print(f"{entry_file}: error: class {function} has no forward()")
+                return 1
+            target = lambda *args: None  # noqa: E731 -- replaced below
+            try:
+                params = list(inspect.signature(forward).parameters.values())[1:]
+                target.__signature__ = inspect.Signature(params)
+            except (TypeError, ValueError):
+                target = fn
         try:
-            signature = inspect.signature(fn)
+            signature = inspect.signature(target)
         except (TypeError, ValueError):
             signature = None
         if signature is not None:
             try:
                 signature.bind(*range(opts.arity))
             except TypeError as e:
-                print(f"{entry_file}: error: {function}{signature} cannot take the {opts.arity} "
+                shown = f"{function}.forward" if isinstance(fn, type) else function
+                print(f"{entry_file}: error: {shown}{signature} cannot take the {opts.arity} "
                       f"positional arguments kiln passes ({opts.arity_note}): {e}")
                 return 1
     print(f"{opts.entry}: imported")
@@ -513,6 +614,8 @@ def main():
     core.kiln_runner_note_failure.argtypes = [ctypes.c_char_p]
     core.kiln_runner_artifact_path.restype = ctypes.c_char_p
     core.kiln_runner_symbol.restype = ctypes.c_char_p
+    core.kiln_runner_set_fill_inputs.argtypes = [FILL]
+    core.kiln_runner_weight_seed.restype = ctypes.c_uint64
     if opts.spare:
         # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
         # every Python candidate imports, then "ready"; the solution and the device's context
@@ -578,21 +681,44 @@ def main():
 
     # One request per workload, all of one definition; a new definition (never within a run)
     # loads the reference anew.
-    loaded_json = None
-    runner = entry = collect = None
+    loaded = None  # (definition JSON, weight seed) the runner was built for
+    runner = entry = collect = fill = None
     while True:
         definition_json = core.kiln_runner_definition_json().decode("utf-8")
-        if definition_json != loaded_json:
-            definition = json.loads(definition_json)
+        weight_seed = core.kiln_runner_weight_seed()
+        definition = json.loads(definition_json) if (definition_json, weight_seed) != loaded \
+            else definition
+        kernelbench = None
+        if (definition_json, weight_seed) != loaded and definition.get("kernelbench"):
             try:
-                if candidate:
+                kernelbench = KernelBench(torch, definition["kernelbench"], here, device,
+                                          weight_seed)
+            except Exception as e:
+                text = traceback.format_exc()
+                print(text, file=sys.stderr)
+                return fail("the KernelBench problem's inputs code cannot be loaded: "
+                            + text.strip().splitlines()[-1])
+        if (definition_json, weight_seed) != loaded:
+            try:
+                if candidate and kernelbench is not None:
+                    # KernelBench: the entry point is ModelNew, built with the problem's
+                    # get_init_inputs() under the run's weight seed, then called with the inputs.
+                    if not isinstance(solution_fn, type):
+                        raise TypeError(f"{opts.entry} is not a class: a KernelBench solution's "
+                                        f"entry point is its ModelNew class")
+                    fn = kernelbench.build(solution_fn)
+                    what = f"KernelBench solution {opts.entry}"
+                elif candidate:
                     fn = solution_fn
                     what = f"solution {opts.entry} ({opts.style})"
                 else:
                     source = definition.get("reference") or ""
                     if not source.strip():
                         return fail(f"definition '{definition.get('name')}' has no Python reference")
-                    fn = load_reference(source, here)
+                    if kernelbench is not None:
+                        fn = load_reference_model(source, here, kernelbench)
+                    else:
+                        fn = load_reference(source, here)
                     if opts.baseline == "torch_compile":
                         # Compiled on the first (checked, untimed) call; kiln times the compiled graph.
                         fn = torch.compile(fn)
@@ -604,11 +730,21 @@ def main():
                 return fail(f"{subject} cannot be loaded: " + text.strip().splitlines()[-1])
             print(f"kiln python runner: torch {torch.__version__}, {what}, definition "
                   f"{definition.get('name')}, device {device}", file=sys.stderr, flush=True)
-            style = opts.style if candidate else "value"
+            style = opts.style if candidate and kernelbench is None else "value"
             runner = Runner(torch, definition, fn, device, style, note_failure, guard)
             entry = ENTRY(runner.entry)
             collect = ENTRY(runner.collect)
-            loaded_json = definition_json
+            fill = None
+            if kernelbench is not None:
+                def fill_inputs(args, nargs, ctx, seed, kb=kernelbench, r=runner, d=definition):
+                    try:
+                        kb.fill(r.views, d, args, nargs, ctx, seed, r.stream(ctx))
+                        return 0
+                    except Exception as e:
+                        return r.fail(e)
+                fill = FILL(fill_inputs)
+            core.kiln_runner_set_fill_inputs(fill if fill is not None else FILL())
+            loaded = (definition_json, weight_seed)
         if candidate:
             # A candidate's collector runs after every call: it copies a value-returning
             # solution's outputs and checks the guard for both styles.
