@@ -107,13 +107,12 @@ TEST_CASE("every KernelBench problem of levels 1-3 is read: converted, or listed
       CHECK(names.count(name) == 1);
     }
   }
-  // With Debian's torch 1.13 on a CPU machine: 246 convert. The four that do not need what
-  // torch 1.13 or the machine lacks: scaled_dot_product_attention (torch >= 2.0), einops
-  // (Mamba2, twice), and a vision transformer whose shapes the fake tensors cannot follow and
-  // whose inputs are too large to run.
+  // With Debian's torch 1.13 on a CPU machine 247 convert; the three that do not need what
+  // torch 1.13 or the machine lacks: scaled_dot_product_attention (torch >= 2.0) and einops
+  // (Mamba2, twice). The vision transformer fake tensors cannot follow is run on the CPU.
   WARN("KernelBench levels 1-3: " << validated << " of 250 problems converted, " << failed
                                   << " listed with the reason");
-  CHECK(validated >= 240);
+  CHECK(validated >= 247);
   // Level filter.
   Completed level2 = Kiln({"--server", "127.0.0.1:1", "defs", "import", dir.string(),
                            "--format", "kernelbench", "--level", "2", "--python",
