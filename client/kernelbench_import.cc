@@ -145,6 +145,10 @@ absl::StatusOr<DatasetScan> ScanKernelBench(const KernelBenchScanOptions& option
     argv.push_back("--level");
     argv.push_back(std::to_string(level));
   }
+  for (const std::string& name : options.only) {
+    argv.push_back("--only");
+    argv.push_back(name);
+  }
   absl::StatusOr<ScriptRun> run = Run(argv);
   if (!run.ok()) return run.status();
   if (run->status != 0) {

@@ -22,7 +22,7 @@ packages=(
   libyaml-cpp-dev libcurl4-openssl-dev prometheus-cpp-dev libcpp-httplib-dev libdtl-dev
   clang libclang-rt-dev openssl
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
-  python3 python3-torch
+  python3 python3-torch libtorch-dev pybind11-dev
   chromium python3-pil
   systemd python3-yaml
 )

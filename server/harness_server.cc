@@ -376,6 +376,17 @@ absl::Status HarnessServerImpl::Open() {
   for (const auto& toolchain : toolchains) {
     native_toolchains.emplace_back(toolchain->Name(), toolchain->Version());
   }
+  // load_inline in Python solutions: built by the runner's check with the CUDA toolchain's nvcc
+  // and arches (the node's GPUs).
+  PythonExtensionBuild extension_build;
+  if (absl::StatusOr<std::string> found_nvcc = FindNvcc(); found_nvcc.ok()) {
+    absl::StatusOr<std::vector<std::string>> gencode =
+        NvccGencodeFlags(archs.empty() ? DefaultNvccArchList() : archs);
+    if (gencode.ok()) {
+      extension_build.nvcc = *found_nvcc;
+      extension_build.gencode = *std::move(gencode);
+    }
+  }
   toolchains.push_back(MakePythonToolchain(
       [python = python_.get()]() -> absl::StatusOr<PythonInterpreter> {
         const PythonReference& p = python->Get();
@@ -387,7 +398,7 @@ absl::Status HarnessServerImpl::Open() {
                                  p.readable_paths};
       },
       [archive](const std::string& name) { return archive->GetDefinition(name); },
-      options_.compile_timeout_s));
+      options_.compile_timeout_s, std::move(extension_build)));
   for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
   // Only kiln's own headers (include/kiln) key the cache, not whatever shares the folder.
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "harness/common/files.h"
 #include "harness/compile/compiler_invocation.h"
 #include "harness/compile/source_tree.h"
@@ -25,17 +26,22 @@ bool DestinationPassing(const v1::Solution& solution) {
 
 class PythonToolchain final : public Toolchain {
  public:
-  PythonToolchain(PythonInterpreterFn interpreter, DefinitionLookup definitions, double timeout_s)
+  PythonToolchain(PythonInterpreterFn interpreter, DefinitionLookup definitions, double timeout_s,
+                  PythonExtensionBuild extensions)
       : interpreter_(std::move(interpreter)),
         definitions_(std::move(definitions)),
-        timeout_s_(timeout_s) {}
+        timeout_s_(timeout_s),
+        extensions_(std::move(extensions)) {}
 
   std::string Name() const override { return "python"; }
 
+  // The interpreter and, for load_inline extensions, the nvcc and arches they are built with.
   std::string Version() const override {
     absl::StatusOr<PythonInterpreter> python = interpreter_();
     if (!python.ok()) return absl::StrCat("unavailable: ", python.status().message());
-    return python->version;
+    if (extensions_.nvcc.empty()) return python->version;
+    return absl::StrCat(python->version, "; load_inline: ", extensions_.nvcc, " ",
+                        absl::StrJoin(extensions_.gencode, " "));
   }
 
   bool Handles(const std::string& language) const override { return IsPythonLanguage(language); }
@@ -71,6 +77,7 @@ class PythonToolchain final : public Toolchain {
   PythonInterpreterFn interpreter_;
   DefinitionLookup definitions_;
   double timeout_s_;
+  PythonExtensionBuild extensions_;
 };
 
 absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solution,
@@ -112,13 +119,26 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
     opts.argv.push_back(path);
   }
   opts.env = CompilerEnvironment({"PYTHON"});
+  std::vector<std::string> extension_readable;
+  if (!extensions_.nvcc.empty()) {
+    // load_inline's extensions are built by the runner with this nvcc (and the system c++).
+    opts.argv.push_back("--nvcc");
+    opts.argv.push_back(extensions_.nvcc);
+    opts.argv.push_back("--gencode");
+    opts.argv.push_back(absl::StrJoin(extensions_.gencode, " "));
+    std::error_code canon_ec;
+    const std::filesystem::path nvcc = std::filesystem::canonical(extensions_.nvcc, canon_ec);
+    if (!canon_ec) extension_readable.push_back(nvcc.parent_path().parent_path().string());
+  }
   opts.cwd = work_dir;
   opts.timeout_s = timeout_s_;
-  opts.max_cpu_seconds = static_cast<int64_t>(timeout_s_) + 1;
+  // An extension's compilers run in parallel: CPU time may exceed the wall-clock limit.
+  opts.max_cpu_seconds = static_cast<int64_t>(timeout_s_) * 4 + 1;
   opts.max_captured_bytes = kMaxLogBytes;
   if (sandbox() != nullptr) {
     std::vector<std::string> readable = python->readable_paths;
     readable.push_back(std::filesystem::path(python->runner).parent_path().string());
+    readable.insert(readable.end(), extension_readable.begin(), extension_readable.end());
     opts.sandbox = sandbox()->Policy(work_dir, std::move(readable), {}, /*gpu=*/false,
                                      kMaxCheckMemoryBytes);
   }
@@ -134,9 +154,10 @@ bool IsPythonLanguage(const std::string& language) {
 }
 
 std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
-                                               DefinitionLookup definitions, double timeout_s) {
+                                               DefinitionLookup definitions, double timeout_s,
+                                               PythonExtensionBuild extensions) {
   return std::make_unique<PythonToolchain>(std::move(interpreter), std::move(definitions),
-                                           timeout_s);
+                                           timeout_s, std::move(extensions));
 }
 
 }  // namespace kiln

@@ -41,9 +41,18 @@ struct PythonInterpreter {
 // why the node cannot run Python solutions.
 using PythonInterpreterFn = std::function<absl::StatusOr<PythonInterpreter>()>;
 
+// How the check builds a solution's torch.utils.cpp_extension.load_inline extensions (kiln's
+// runner serves load_inline; docs/kernelbench.md): nvcc and the -gencode flags of this node's
+// GPUs, as the CUDA toolchain compiles. Empty nvcc: load_inline with CUDA sources cannot build.
+struct PythonExtensionBuild {
+  std::string nvcc;                   // absolute
+  std::vector<std::string> gencode;   // NvccGencodeFlags of the node's arch list
+};
+
 std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
                                                DefinitionLookup definitions,
-                                               double timeout_s = kDefaultPythonCheckTimeoutS);
+                                               double timeout_s = kDefaultPythonCheckTimeoutS,
+                                               PythonExtensionBuild extensions = {});
 
 // Whether `language` is one the Python runner runs ("python", "triton").
 bool IsPythonLanguage(const std::string& language);

@@ -212,6 +212,25 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK(Status(c) == "INCORRECT_NUMERICAL");
   }
   {
+    // load_inline served by kiln: the C++ extension is built by the compile stage into the
+    // solution's package, then loaded by the worker; the same file again is a compile cache hit
+    // and builds nothing.
+    Completed c = submit("kernelbench_l1_19_ReLU", "relu_cpp_inline.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "PASSED");
+    Completed again = submit("kernelbench_l1_19_ReLU", "relu_cpp_inline.py");
+    INFO(again.Describe());
+    CHECK(Status(again) == "PASSED");
+    const json run = json::parse(again.out, nullptr, false);
+    REQUIRE(run.is_object());
+    Completed shown_run =
+        harness.Kiln({"runs", "show", run.value("run_id", std::string()), "--json"});
+    INFO(shown_run.Describe());
+    const json shown_doc = json::parse(shown_run.out, nullptr, false);
+    REQUIRE(shown_doc.is_object());
+    CHECK(shown_doc.value("compile_cache_hit", false) == true);
+  }
+  {
     // A Triton ModelNew needs a GPU: refused at admission, naming the language.
     Completed c = submit("kernelbench_l1_19_ReLU", "relu_triton.py");
     INFO(c.Describe());

@@ -260,6 +260,8 @@ def main():
     parser.add_argument("dir")
     parser.add_argument("--level", type=int, action="append", default=[])
     parser.add_argument("--max-real-bytes", type=int, default=256 << 20)
+    parser.add_argument("--only", action="append", default=[],
+                        help="read only the problem that makes this definition (repeatable)")
     opts = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
@@ -280,10 +282,11 @@ def main():
             continue
         for name in os.listdir(os.path.join(opts.dir, entry)):
             fm = FILE_RE.match(name)
-            if fm:
+            if fm and (not opts.only or
+                       f"kernelbench_l{level}_{int(fm.group(1))}_{fm.group(2)}" in opts.only):
                 files.append((level, int(fm.group(1)), f"{entry}/{name}"))
     files.sort()
-    if not files:
+    if not files and not opts.only:
         print(f"kiln: {opts.dir} has no KernelBench problem files (levelN/ID_NAME.py)"
               + (f" for level {', '.join(map(str, opts.level))}" if opts.level else ""),
               file=sys.stderr)

@@ -459,6 +459,242 @@ def load_reference(source, folder):
     return fn
 
 
+class LoadInline:
+    """kiln's torch.utils.cpp_extension.load_inline, installed before a solution is imported.
+
+    In the compile stage (--check; build=True) each call builds its extension into the solution's
+    package (PKG_ROOT/kiln_extensions/NAME-KEY/NAME.so), which kiln's compile cache then keeps
+    with the package: the sources are written as torch's load_inline writes them (main.cpp with
+    <torch/extension.h> and a pybind11 module of `functions`, cuda.cu), the two translation units
+    compiled at once (nvcc with the node's -gencode flags, which the harness passes to the check
+    as --nvcc and --gencode, and the system c++), then linked. No ninja, no
+    TORCH_EXTENSIONS_DIR, nothing shared between solutions.
+    In a worker (build=False) a call loads the extension the compile stage built for the same
+    arguments; one it did not build is an error: nothing is compiled while a solution runs.
+    KEY hashes every argument that changes the binary, and the torch and python versions."""
+
+    ARGS = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
+            "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "build_directory",
+            "verbose", "with_cuda", "is_python_module", "with_pytorch_error_handling",
+            "keep_intermediates", "use_pch")
+
+    def __init__(self, torch, root, build, nvcc="", gencode=""):
+        self.torch = torch
+        self.root = os.path.join(root, "kiln_extensions")
+        self.build = build
+        self.nvcc = nvcc
+        self.gencode = gencode.split()
+        self.loaded = {}
+
+    def install(self):
+        import torch.utils.cpp_extension as ext
+        self.original = ext.load_inline
+        ext.load_inline = self.load_inline
+
+    def _args(self, args, kwargs):
+        values = dict(zip(self.ARGS, args))
+        for k, v in kwargs.items():
+            if k not in self.ARGS:
+                raise TypeError(f"load_inline() got an unexpected keyword argument '{k}'")
+            values[k] = v
+        if "name" not in values or "cpp_sources" not in values:
+            raise TypeError("load_inline() needs name and cpp_sources")
+
+        def as_list(v):
+            if v is None:
+                return []
+            return [v] if isinstance(v, str) else list(v)
+
+        functions = values.get("functions")
+        if isinstance(functions, str):
+            functions = [functions]
+        return {
+            "name": values["name"],
+            "cpp_sources": as_list(values["cpp_sources"]),
+            "cuda_sources": as_list(values.get("cuda_sources")),
+            "functions": functions if isinstance(functions, dict) else as_list(functions),
+            "extra_cflags": as_list(values.get("extra_cflags")),
+            "extra_cuda_cflags": as_list(values.get("extra_cuda_cflags")),
+            "extra_ldflags": as_list(values.get("extra_ldflags")),
+            "extra_include_paths": as_list(values.get("extra_include_paths")),
+            "with_cuda": values.get("with_cuda"),
+            "is_python_module": values.get("is_python_module", True),
+            "with_pytorch_error_handling": values.get("with_pytorch_error_handling", True),
+            "verbose": bool(values.get("verbose", False)),
+        }
+
+    def _key(self, a):
+        import hashlib
+        import json
+        keyed = {k: v for k, v in a.items() if k != "verbose"}
+        keyed["torch"] = self.torch.__version__
+        keyed["python"] = sys.version
+        keyed["gencode"] = " ".join(self.gencode)
+        return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:20]
+
+    def load_inline(self, *args, **kwargs):
+        a = self._args(args, kwargs)
+        name = a["name"]
+        if not name.isidentifier():
+            raise ValueError(f"load_inline: name '{name}' is not a Python identifier")
+        folder = os.path.join(self.root, f"{name}-{self._key(a)}")
+        lib = os.path.join(folder, name + ".so")
+        if lib in self.loaded:
+            return self.loaded[lib]
+        if not os.path.exists(os.path.join(folder, "built")):
+            if not self.build:
+                raise RuntimeError(f"load_inline('{name}'): kiln's compile stage did not build "
+                                   f"this extension (its arguments differ from the compile "
+                                   f"stage's call, or the call is made only at run time)")
+            self._build(a, folder, lib)
+        module = self._import(name, lib, a["is_python_module"])
+        self.loaded[lib] = module
+        return module
+
+    def _import(self, name, lib, is_python_module):
+        if not is_python_module:
+            self.torch.ops.load_library(lib)
+            return lib
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(name, lib)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def _sources(self, a):
+        """main.cpp and cuda.cu as torch's load_inline writes them."""
+        cpp = ["#include <torch/extension.h>"] + a["cpp_sources"]
+        functions = a["functions"]
+        if functions:
+            items = functions.items() if isinstance(functions, dict) else \
+                [(f, f) for f in functions]
+            binding = "torch::wrap_pybind_function" if a["with_pytorch_error_handling"] else ""
+            cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+            for fname, doc in items:
+                doc = doc.replace("\\", "\\\\").replace('"', '\\"')
+                cpp.append(f'm.def("{fname}", {binding}({fname}), "{doc}");')
+            cpp.append("}")
+        cu = None
+        if a["cuda_sources"]:
+            cu = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"] \
+                + a["cuda_sources"]
+        return "\n".join(cpp) + "\n", ("\n".join(cu) + "\n") if cu else None
+
+    def _build(self, a, folder, lib):
+        import shutil
+        import subprocess
+        import sysconfig
+        import time
+        import torch.utils.cpp_extension as ext
+        torch = self.torch
+        os.makedirs(folder, exist_ok=True)
+        main_cpp, cuda_cu = self._sources(a)
+        with open(os.path.join(folder, "main.cpp"), "w") as f:
+            f.write(main_cpp)
+        with_cuda = a["with_cuda"] if a["with_cuda"] is not None else cuda_cu is not None
+        if cuda_cu is not None:
+            with open(os.path.join(folder, "cuda.cu"), "w") as f:
+                f.write(cuda_cu)
+        nvcc = self.nvcc
+        if with_cuda and not nvcc:
+            raise RuntimeError(f"load_inline('{a['name']}'): this node has no nvcc for CUDA "
+                               f"sources")
+        includes = _torch_paths(ext.include_paths, with_cuda) + a["extra_include_paths"] + \
+            [sysconfig.get_paths()["include"]]
+        defines = [f"-DTORCH_EXTENSION_NAME={a['name']}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+        for attr, macro in (("_PYBIND11_COMPILER_TYPE", "PYBIND11_COMPILER_TYPE"),
+                            ("_PYBIND11_STDLIB", "PYBIND11_STDLIB"),
+                            ("_PYBIND11_BUILD_ABI", "PYBIND11_BUILD_ABI")):
+            value = getattr(torch._C, attr, None)
+            if value is not None:
+                defines.append(f'-D{macro}="{value}"')
+        abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
+        defines.append(f"-D_GLIBCXX_USE_CXX11_ABI={abi}")
+        inc = [f"-I{p}" for p in includes]
+        std = "-std=c++17"
+        cxx = os.environ.get("CXX", "c++")
+        # <torch/extension.h> is all of torch's C++ API (the nn/optim/data frontend) plus
+        # pybind11 and Python.h, and parsing it is most of an extension's build. Each unit is
+        # first compiled with a lighter header of the same name found first on its include
+        # path: the CUDA unit gets the tensor API alone (<torch/types.h>: ATen, TORCH_CHECK,
+        # AT_DISPATCH), the binding unit that plus <torch/python.h>. A unit that needs more of
+        # torch fails and is compiled again with torch's own header, so no source is refused
+        # that torch's load_inline builds.
+        shims = {"nvcc": "#include <torch/types.h>\n",
+                 "c++": "#include <torch/types.h>\n#include <torch/python.h>\n"}
+        for what, body in shims.items():
+            d = os.path.join(folder, f"kiln_{'cuda' if what == 'nvcc' else 'cpp'}_include",
+                             "torch")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "extension.h"), "w") as f:
+                f.write("// kiln: <torch/extension.h> as the tensor API (see kiln_python_runner.py"
+                        " LoadInline)\n#pragma once\n" + body)
+        cpp_shim = ["-I" + os.path.join(folder, "kiln_cpp_include")]
+        cuda_shim = ["-I" + os.path.join(folder, "kiln_cuda_include")]
+        jobs = [("c++", [cxx, "-fPIC", std, "-O3"] + defines, inc + a["extra_cflags"] +
+                 ["-c", "main.cpp", "-o", "main.o"], cpp_shim)]
+        if cuda_cu is not None:
+            jobs.append(("nvcc", [nvcc, "-Xcompiler", "-fPIC", std, "-O3",
+                                  "--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__",
+                                  "-D__CUDA_NO_HALF_CONVERSIONS__",
+                                  "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                                  "-D__CUDA_NO_HALF2_OPERATORS__"] + self.gencode + defines,
+                         inc + a["extra_cuda_cflags"] + ["-c", "cuda.cu", "-o", "cuda.o"],
+                         cuda_shim))
+        log = []
+        started = time.monotonic()
+
+        def start(what, head, tail, shim):
+            cmd = head + shim + tail
+            return (what, head, tail, shim, cmd,
+                    subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True))
+
+        procs = [start(*job) for job in jobs]
+        failed = None
+        while procs:
+            what, head, tail, shim, cmd, proc = procs.pop(0)
+            out, _ = proc.communicate()
+            log.append(f"[{what} {time.monotonic() - started:.1f} s] {' '.join(cmd)}\n{out}")
+            if proc.returncode != 0 and shim:
+                log.append(f"[{what}] needs more than the light <torch/extension.h>: compiled "
+                           f"again with torch's own")
+                procs.append(start(what, head, tail, []))
+            elif proc.returncode != 0 and failed is None:
+                failed = (what, out)
+        if failed is None:
+            libs = [f"-L{p}" for p in _torch_paths(ext.library_paths, with_cuda)] + \
+                ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
+            if with_cuda:
+                libs += ["-lc10_cuda", "-ltorch_cuda", "-lcudart"]
+                cudart_dir = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
+                libs = [f"-L{cudart_dir}"] + libs
+            objects = ["main.o"] + (["cuda.o"] if cuda_cu is not None else [])
+            cmd = [cxx, "-shared"] + objects + libs + a["extra_ldflags"] + ["-o", lib]
+            r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
+            log.append(f"[link {time.monotonic() - started:.1f} s] {' '.join(cmd)}\n"
+                       f"{r.stdout}{r.stderr}")
+            if r.returncode != 0:
+                failed = ("link", r.stdout + r.stderr)
+        with open(os.path.join(folder, "build.log"), "w") as f:
+            f.write("\n".join(log))
+        if a["verbose"] or failed:
+            print("\n".join(log), file=sys.stderr if failed else sys.stdout, flush=True)
+        if failed:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise RuntimeError(f"Error building extension '{a['name']}' ({failed[0]}): "
+                               + failed[1].strip()[-4000:])
+        for f in ("main.o", "cuda.o"):
+            if os.path.exists(os.path.join(folder, f)):
+                os.unlink(os.path.join(folder, f))
+        with open(os.path.join(folder, "built"), "w") as f:
+            f.write(f"{time.monotonic() - started:.2f}\n")
+        steps = "; ".join(line.split("]")[0].lstrip("[") for line in log
+                          if line.startswith("[") and " s]" in line.split("\n")[0])
+        print(f"kiln: load_inline('{a['name']}') built in {time.monotonic() - started:.1f} s "
+              f"({steps})", flush=True)
+
+
 def _module_of(entry_file):
     stem = entry_file[:-3] if entry_file.endswith(".py") else entry_file
     return PACKAGE + "." + ".".join(p for p in stem.split("/") if p)
@@ -490,6 +726,24 @@ def _solution_frame(tb, root):
     return where
 
 
+def _torch_paths(fn, cuda):
+    """torch.utils.cpp_extension.include_paths / library_paths: `cuda=` up to torch 2.5,
+    `device_type=` since."""
+    import inspect
+    if "device_type" in inspect.signature(fn).parameters:
+        return fn(device_type="cuda" if cuda else "cpu")
+    return fn(cuda=cuda)
+
+
+def _serve_load_inline(root, build, nvcc="", gencode=""):
+    """kiln's load_inline (LoadInline) in place of torch's, when torch imports."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 -- the solution's own import reports a missing torch
+        return
+    LoadInline(torch, root, build, nvcc, gencode).install()
+
+
 def check_solution(opts):
     """The compile stage: byte-compile, import, find the entry. Exit 0, or 1 with the reason."""
     root = opts.solution
@@ -514,6 +768,7 @@ def check_solution(opts):
                 return 1
     entry_file, _, function = opts.entry.rpartition("::")
     try:
+        _serve_load_inline(root, build=True, nvcc=opts.nvcc, gencode=opts.gencode)
         fn = load_solution(root, opts.entry)
     except (AttributeError, TypeError) as e:
         print(f"{entry_file}: error: {e}")
@@ -578,6 +833,9 @@ def main():
                              "(and triton), then take the solution (package, entry, style) "
                              "from the first request")
     parser.add_argument("--arity", type=int, default=-1)
+    parser.add_argument("--nvcc", default="", help="compile stage: the nvcc load_inline builds "
+                        "CUDA sources with")
+    parser.add_argument("--gencode", default="", help="compile stage: nvcc's -gencode flags")
     parser.add_argument("--arity-note", default="")
     parser.add_argument("--sys-path", action="append", default=[],
                         help="a folder of the node's python path (the harness passes them; "
@@ -665,6 +923,7 @@ def main():
         if candidate:
             first = json.loads(core.kiln_runner_definition_json().decode("utf-8"))
             guard = Guard(torch, Runner, first)
+            _serve_load_inline(opts.solution, build=False)
             solution_fn = load_solution(opts.solution, opts.entry)
     except Exception as e:
         text = traceback.format_exc()
