@@ -471,7 +471,8 @@ class LoadInline:
     TORCH_EXTENSIONS_DIR, nothing shared between solutions.
     In a worker (build=False) a call loads the extension the compile stage built for the same
     arguments; one it did not build is an error: nothing is compiled while a solution runs.
-    KEY hashes every argument that changes the binary, and the torch and python versions."""
+    KEY hashes every argument that changes the binary, and the torch and python versions; the
+    nvcc and arches key the compile cache's entry for the package."""
 
     ARGS = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
             "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "build_directory",
@@ -529,7 +530,8 @@ class LoadInline:
         keyed = {k: v for k, v in a.items() if k != "verbose"}
         keyed["torch"] = self.torch.__version__
         keyed["python"] = sys.version
-        keyed["gencode"] = " ".join(self.gencode)
+        # Not the nvcc and arches: workers do not know them, and they key the compile cache's
+        # entry for the whole package (the Python toolchain's version names them).
         return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:20]
 
     def load_inline(self, *args, **kwargs):
