@@ -121,23 +121,27 @@ def forward_names(model_cls, count):
     return [f"input{i}" for i in range(count)]
 
 
+def run_problem(torch, module):
+    """Model(*get_init_inputs())(*get_inputs()), seeded as KernelBench seeds: (inputs, outputs)."""
+    torch.manual_seed(42)
+    init_inputs = module.get_init_inputs()
+    torch.manual_seed(42)
+    model = module.Model(*init_inputs)
+    torch.manual_seed(42)
+    inputs = module.get_inputs()
+    with torch.no_grad():
+        out = model(*inputs)
+    return list(inputs), out
+
+
 def trace_shapes(torch, module, max_real_bytes):
-    """get_inputs() and Model(...)(*inputs) on shapes alone, or for real when small."""
+    """run_problem on shapes alone, or for real when the inputs are small."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-    errors = []
     try:
         with FakeTensorMode():
-            torch.manual_seed(42)
-            init_inputs = module.get_init_inputs()
-            torch.manual_seed(42)
-            model = module.Model(*init_inputs)
-            torch.manual_seed(42)
-            inputs = module.get_inputs()
-            with torch.no_grad():
-                out = model(*inputs)
-            return list(inputs), out, "fake"
+            return run_problem(torch, module) + ("fake",)
     except Exception as e:  # noqa: BLE001 -- reported below when the real run fails too
-        errors.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     # For real, when the inputs are small: their size is known from a fake get_inputs().
     try:
         with FakeTensorMode():
@@ -148,17 +152,9 @@ def trace_shapes(torch, module, max_real_bytes):
     except Exception as e:  # noqa: BLE001
         raise ConversionError(f"get_inputs() failed: {type(e).__name__}: {e}") from e
     if nbytes > max_real_bytes:
-        raise ConversionError(f"the model cannot be traced on shapes alone ({errors[0]}), and "
+        raise ConversionError(f"the model cannot be traced on shapes alone ({why}), and "
                               f"its inputs ({nbytes} bytes) are too large to run it on the CPU")
-    torch.manual_seed(42)
-    init_inputs = module.get_init_inputs()
-    torch.manual_seed(42)
-    model = module.Model(*init_inputs)
-    torch.manual_seed(42)
-    inputs = module.get_inputs()
-    with torch.no_grad():
-        out = model(*inputs)
-    return list(inputs), out, "cpu"
+    return run_problem(torch, module) + ("cpu",)
 
 
 def convert(torch, root, rel, max_real_bytes):
