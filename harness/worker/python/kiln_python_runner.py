@@ -488,8 +488,20 @@ class LoadInline:
         self.loaded = {}
 
     def install(self):
-        import torch.utils.cpp_extension as ext
-        self.original = ext.load_inline
+        # torch.utils.cpp_extension says at import where it looks for CUDA ("No CUDA runtime is
+        # found, ..."): not the solution's output, which the check's log must start with.
+        import contextlib
+        import io
+        import logging
+        logger = logging.getLogger("torch.utils.cpp_extension")
+        level = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                import torch.utils.cpp_extension as ext
+        finally:
+            logger.setLevel(level)
         ext.load_inline = self.load_inline
 
     def _args(self, args, kwargs):
