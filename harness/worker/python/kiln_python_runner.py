@@ -381,7 +381,6 @@ class KernelBench:
         for needed in ("get_inputs", "get_init_inputs"):
             if not callable(getattr(self.inputs_module, needed, None)):
                 raise ValueError(f"the problem's inputs code defines no {needed}()")
-        self.views = None
 
     def build(self, cls):
         """cls(*get_init_inputs()) as KernelBench builds Model and ModelNew, on the device."""
