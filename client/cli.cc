@@ -227,10 +227,17 @@ std::vector<CommandSpec> BuildCommands() {
         JsonFlag("the leaderboard (with --confirm: {\"leaderboard\", \"confirmation\"})")},
        {"DEFINITION"}},
       {"report",
-       "DEFINITION [--json] [--svg FILE] [--baseline B] [--by team|solution] [--best]",
+       "DEFINITION | --suite kernelbench [--level N]  [--json] [--svg FILE] [--baseline B] "
+       "[--by team|solution] [--best]",
        "per workload and team: latency of its designated (else latest) run, baselines, speedups "
-       "with 95% intervals, score, fast_p",
-       {{"baseline", "B",
+       "with 95% intervals, score, fast_p; --suite: fast_p over a suite's problems vs eager and "
+       "torch.compile",
+       {{"suite", "S",
+         "kernelbench: one line per team over the KernelBench problems it ran (fast_0, fast_1, "
+         "fast_p vs the problem's Model in eager torch and vs torch.compile), per problem its "
+         "verdict and speedups; the SVG has both fast_p curves"},
+        {"level", "N", "with --suite kernelbench: only level N's problems (1, 2 or 3)"},
+        {"baseline", "B",
          "reference | torch_eager | torch_compile | solution:NAME: speedups, fast_p and the SVG "
          "vs it (default reference; --json carries all)"},
         {"by", "G", "team (principal; author without --tokens) or solution (default team)"},
@@ -241,6 +248,7 @@ std::vector<CommandSpec> BuildCommands() {
         {"backend", "B", "backend of the runs compared (default: the one most runs used)"},
         {"svg", "FILE", "also write the fast_p curves and per-workload speedups as SVG"},
         JsonFlag("the report")},
+       {},
        {"DEFINITION"}},
       {"mcp",
        "[--max-evaluations N] [--ledger FILE] [--timeout-s S]",
@@ -327,9 +335,10 @@ absl::Status CheckComplete(const CommandSpec& spec, const ParsedArgs& parsed) {
     return UsageError(spec.name,
                       absl::StrCat("missing ", spec.positionals[parsed.positionals.size()]));
   }
-  if (parsed.positionals.size() > spec.positionals.size()) {
+  const size_t most = spec.positionals.size() + spec.optional_positionals.size();
+  if (parsed.positionals.size() > most) {
     return UsageError(spec.name, absl::StrCat("unexpected argument '",
-                                              parsed.positionals[spec.positionals.size()], "'"));
+                                              parsed.positionals[most], "'"));
   }
   return absl::OkStatus();
 }

@@ -41,6 +41,8 @@ struct CommandSpec {
   std::string summary;
   std::vector<FlagSpec> flags;
   std::vector<std::string> positionals;  // names of the required positional arguments
+  // Names of positional arguments that may follow the required ones; the command checks them.
+  std::vector<std::string> optional_positionals = {};
 };
 
 // Every subcommand kiln knows, in the order `kiln help` lists them.

@@ -391,15 +391,24 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
     Score(report.baselines, report.workloads, c);
     report.competitors.push_back(std::move(c));
   }
+  SortCompetitors(report.competitors);
+  return report;
+}
+
+void ScoreCompetitor(const std::vector<std::string>& baselines,
+                     const std::vector<ReportWorkload>& workloads, Competitor& c) {
+  Score(baselines, workloads, c);
+}
+
+void SortCompetitors(std::vector<Competitor>& competitors) {
   const int ref = kReferenceBaseline;
-  std::stable_sort(report.competitors.begin(), report.competitors.end(),
+  std::stable_sort(competitors.begin(), competitors.end(),
                    [ref](const Competitor& a, const Competitor& b) {
                      const double sa = a.score[ref].value_or(-1);
                      const double sb = b.score[ref].value_or(-1);
                      if (sa != sb) return sa > sb;
                      return a.name < b.name;
                    });
-  return report;
 }
 
 }  // namespace kiln::cli

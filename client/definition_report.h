@@ -161,11 +161,22 @@ struct DefinitionReport {
   std::vector<ReportWorkload> workloads;  // the newest ranked run's workloads, in its order
   std::vector<Competitor> competitors;    // highest reference score first, then by name
   std::string empty_reason;               // set when there is nothing to compare
+  // What one entry of `workloads` is, in the renderings: "workload", or "problem" for a suite
+  // report (suite_report.h), whose entries are whole definitions.
+  std::string item = "workload";
 };
 
 // The team a run counts for: its principal, or its solution's author when the principal is
 // "local" (a harness without --tokens serves every caller as "local").
 std::string TeamOf(const v1::Run& run);
+
+// Fills c.score, c.score_interval, c.fast_p and c.unavailable from c.workloads (parallel to
+// `workloads`) and c.passed_workloads, for every baseline.
+void ScoreCompetitor(const std::vector<std::string>& baselines,
+                     const std::vector<ReportWorkload>& workloads, Competitor& c);
+
+// The order of DefinitionReport::competitors: highest reference score first, then by name.
+void SortCompetitors(std::vector<Competitor>& competitors);
 
 // The index of `baseline` in report.baselines, or -1.
 int BaselineIndex(const DefinitionReport& report, const std::string& baseline);

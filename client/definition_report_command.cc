@@ -4,12 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/definition_report.h"
 #include "client/report_runs.h"
+#include "client/suite_report.h"
 #include "harness/common/files.h"
 #include "harness/model/unknown_definition.h"
 
@@ -33,9 +35,117 @@ grpc::Status RegisteredDefinitions(Connection& connection, std::vector<std::stri
   return status;
 }
 
+// The node's default timing mode when --mode is not given, or the gRPC error.
+grpc::Status ModeOf(const Invocation& inv, Connection& connection, std::string* mode) {
+  *mode = inv.args.Get("mode");
+  if (!mode->empty()) return grpc::Status::OK;
+  grpc::ClientContext context;
+  connection.Prepare(&context, kDefaultCallTimeoutS);
+  v1::NodeInfo node;
+  grpc::Status s = connection.stub().GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
+  *mode = node.default_mode();
+  return s;
+}
+
+// The report of options.definition, from its runs (ListRuns, then GetRun for each); the gRPC
+// error of reading them, else OK with *report holding the report or why it cannot be built.
+grpc::Status ReportOf(Connection& connection, const DefinitionReportOptions& options,
+                      absl::StatusOr<DefinitionReport>* report) {
+  // Latencies of different modes and backends are not comparable: one of each. The mode by
+  // default is the node's (as for kiln leaderboard), the backend the one most runs used.
+  SkippedRuns skipped;
+  std::vector<v1::Run> runs;
+  grpc::Status s = FetchReportRuns(
+      connection.stub(),
+      [&connection](grpc::ClientContext* context) {
+        connection.Prepare(context, kDefaultCallTimeoutS);
+      },
+      options.definition, options.mode, &runs, &skipped);
+  if (s.ok()) *report = BuildDefinitionReport(runs, options, skipped);
+  return s;
+}
+
+// kiln report --suite kernelbench [--level N]: every problem's report (as kiln report
+// DEFINITION builds it), then the suite's fast_p over the problems run.
+int RunSuiteReport(const Invocation& inv, Console& console) {
+  if (!inv.args.positionals.empty()) {
+    return UsageFailure(console, absl::StrCat("unexpected argument '", inv.args.positionals[0],
+                                              "': --suite reports every problem of the suite"));
+  }
+  if (inv.args.Has("baseline")) {
+    return UsageFailure(console, "--baseline: not with --suite (its report is vs eager and vs "
+                                 "torch.compile)");
+  }
+  int level = 0;
+  if (inv.args.Has("level") && (!absl::SimpleAtoi(inv.args.Get("level"), &level) || level < 1)) {
+    return UsageFailure(console, absl::StrCat("--level: expected 1, 2 or 3, got '",
+                                              inv.args.Get("level"), "'"));
+  }
+  const std::string suite_name = inv.args.Get("suite");
+  absl::StatusOr<std::vector<std::string>> none = SuiteDefinitions({}, suite_name, level);
+  if (!none.ok()) return UsageFailure(console, std::string(none.status().message()));
+  const std::string by = inv.args.Get("by", "team");
+  if (by != "team" && by != "solution") {
+    return UsageFailure(console, absl::StrCat("--by: expected team or solution, got '", by, "'"));
+  }
+  std::string svg_path;
+  if (inv.args.Has("svg")) {
+    svg_path = inv.args.Get("svg");
+    if (svg_path.empty()) return UsageFailure(console, "--svg: expected a file name");
+  }
+
+  Connection connection(inv);
+  std::vector<std::string> registered;
+  if (grpc::Status s = RegisteredDefinitions(connection, &registered); !s.ok()) {
+    return connection.Fail(s, console);
+  }
+  const std::vector<std::string> definitions = *SuiteDefinitions(registered, suite_name, level);
+  std::string mode;
+  if (grpc::Status s = ModeOf(inv, connection, &mode); !s.ok()) return connection.Fail(s, console);
+  std::vector<DefinitionReport> problems;
+  for (size_t i = 0; i < definitions.size(); ++i) {
+    if (definitions.size() >= 20 && i % 20 == 0) {
+      console.err << "kiln report: reading runs of problem " << i + 1 << "/" << definitions.size()
+                  << "\n";
+    }
+    DefinitionReportOptions options;
+    options.definition = definitions[i];
+    options.mode = mode;
+    options.backend = inv.args.Get("backend");
+    options.group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
+    options.rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
+    absl::StatusOr<DefinitionReport> report;
+    if (grpc::Status s = ReportOf(connection, options, &report); !s.ok()) {
+      return connection.Fail(s, console);
+    }
+    if (!report.ok()) return UsageFailure(console, std::string(report.status().message()));
+    problems.push_back(*std::move(report));
+  }
+  const std::string title =
+      level == 0 ? "KernelBench" : absl::StrCat("KernelBench level ", level);
+  const SuiteReport suite =
+      BuildSuiteReport(title, static_cast<int>(definitions.size()), problems, mode);
+  if (!svg_path.empty()) {
+    if (absl::Status s = WriteFile(svg_path, SuiteReportSvg(suite)); !s.ok()) {
+      return UsageFailure(console, absl::StrCat("--svg ", svg_path, ": ", s.message()));
+    }
+  }
+  if (inv.args.Has("json")) {
+    console.out << Dump(SuiteReportJson(suite));
+  } else {
+    console.out << SuiteReportText(suite);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunDefinitionReport(const Invocation& inv, Console& console) {
+  if (inv.args.Has("suite")) return RunSuiteReport(inv, console);
+  if (inv.args.Has("level")) return UsageFailure(console, "--level: only with --suite");
+  if (inv.args.positionals.empty()) {
+    return UsageFailure(console, "missing DEFINITION (or --suite kernelbench)");
+  }
   DefinitionReportOptions options;
   options.definition = inv.args.positionals[0];
   absl::StatusOr<std::string> baseline = ParseBaseline(inv.args.Get("baseline", "reference"));
@@ -60,31 +170,14 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
     return UsageFailure(console, absl::StrCat("definition: ", UnknownDefinitionMessage(
                                                                   options.definition, definitions)));
   }
-  // Latencies of different modes and backends are not comparable: one of each. The mode by
-  // default is the node's (as for kiln leaderboard), the backend the one most runs used.
-  options.mode = inv.args.Get("mode");
   options.backend = inv.args.Get("backend");
-  if (options.mode.empty()) {
-    grpc::ClientContext context;
-    connection.Prepare(&context, kDefaultCallTimeoutS);
-    v1::NodeInfo node;
-    grpc::Status s = connection.stub().GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node);
-    if (!s.ok()) return connection.Fail(s, console);
-    options.mode = node.default_mode();
-  }
-
-  SkippedRuns skipped;
-  std::vector<v1::Run> runs;
-  if (grpc::Status s = FetchReportRuns(
-          connection.stub(),
-          [&connection](grpc::ClientContext* context) {
-            connection.Prepare(context, kDefaultCallTimeoutS);
-          },
-          options.definition, options.mode, &runs, &skipped);
-      !s.ok()) {
+  if (grpc::Status s = ModeOf(inv, connection, &options.mode); !s.ok()) {
     return connection.Fail(s, console);
   }
-  absl::StatusOr<DefinitionReport> report = BuildDefinitionReport(runs, options, skipped);
+  absl::StatusOr<DefinitionReport> report;
+  if (grpc::Status s = ReportOf(connection, options, &report); !s.ok()) {
+    return connection.Fail(s, console);
+  }
   if (!report.ok()) return UsageFailure(console, std::string(report.status().message()));
 
   if (inv.args.Has("svg")) {

@@ -132,7 +132,7 @@ std::string FastPChart(const DefinitionReport& report, int b, double width) {
               absl::StrCat("p (speedup threshold vs ", report.baselines[b], ")"),
               "text-anchor=\"middle\"");
   out += Text(24, kCurveTop + kCurveHeight / 2,
-              "fast_p (share of workloads correct and faster than p)",
+              absl::StrCat("fast_p (share of ", report.item, "s correct and faster than p)"),
               absl::StrCat("text-anchor=\"middle\" transform=\"rotate(-90 24 ",
                            Num(kCurveTop + kCurveHeight / 2), ")\""));
   // One step curve per competitor whose fast_p is known, each a few pixels off the others.
@@ -230,7 +230,7 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
   std::string out = "<g class=\"speedups\">\n";
   out += Text(
       kLeft, kBarsTop - 22,
-      absl::StrCat("speedup vs ", report.baselines[b], " per workload (log scale",
+      absl::StrCat("speedup vs ", report.baselines[b], " per ", report.item, " (log scale",
                    shown < report.competitors.size()
                        ? absl::StrCat("; ", shown, " highest scores of ", report.competitors.size())
                        : "",
@@ -243,13 +243,14 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
   out += Text(kLeft + plot_w, kBarsTop - 8,
               absl::StrCat("x: no PASSED run of that ",
                            report.group_by == GroupBy::kTeam ? "team" : "solution",
-                           " on the workload, or no baseline latency"),
+                           " on the ", report.item, ", or no baseline latency"),
               "text-anchor=\"end\" font-size=\"10\" fill=\"#555\"");
   out += Line(kLeft, kBarsTop, kLeft, bottom, "stroke=\"#333\"");
   const size_t n = report.workloads.size();
   std::vector<std::string> uuids;
   for (const ReportWorkload& w : report.workloads) uuids.push_back(w.workload.uuid());
-  const std::vector<std::string> ids = UniquePrefixes(uuids);
+  // Workloads by the shortest unique prefix of their uuids; a suite's problems by name.
+  const std::vector<std::string> ids = report.item == "workload" ? UniquePrefixes(uuids) : uuids;
   const double group_w = plot_w / static_cast<double>(std::max<size_t>(n, 1));
   const double bar_w =
       std::max(1.0, (group_w * 0.8) / static_cast<double>(std::max<size_t>(shown, 1)));
@@ -328,9 +329,9 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
   }
   out += Text(kLeft, 48,
               absl::StrCat(report.ranked_runs, " ranked run", report.ranked_runs == 1 ? "" : "s",
-                           ", ", report.workloads.size(), " workload",
-                           report.workloads.size() == 1 ? "" : "s",
-                           "; a workload without a PASSED run counts as not fast"),
+                           ", ", report.workloads.size(), " ", report.item,
+                           report.workloads.size() == 1 ? "" : "s", "; a ", report.item,
+                           " without a PASSED run counts as not fast"),
               "fill=\"#555\"");
   out += FastPChart(report, b, width);
   out += BarChart(report, b, width);

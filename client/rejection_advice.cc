@@ -39,6 +39,20 @@ std::string RejectionAdvice(const std::string& reason) {
        "or ask for the definition to carry the kiln:nondeterministic tag."},
       {integrity::kOutputFile,
        "Do not touch kiln's files: the worker writes the outputs itself, inside the job folder."},
+      {integrity::kNoOwnKernel,
+       "Launch a kernel of your own (a Triton @triton.jit function or a CUDA __global__ function "
+       "of your sources) for the work: this definition does not accept a solution that only "
+       "calls torch, unless it carries the kiln:allow-library:torch tag."},
+      {integrity::kExceptionFallback,
+       "Let your own path fail loudly: remove the try/except that falls back to torch or the "
+       "reference, and fix the error it caught (named in the reason)."},
+      {integrity::kInheritsReference,
+       "Write ModelNew's forward yourself: do not inherit from, copy or hold the problem's Model."},
+      {integrity::kRunnerTampered,
+       "Do not replace torch functions or kiln runner methods (monkey-patching): compute the "
+       "outputs with your own code."},
+      {integrity::kOutputAliasesInput,
+       "Return tensors you allocated: not an input, a view of one, or kiln's output buffers."},
   };
   auto it = kAdvice.find(integrity::CheckOfReason(reason));
   return it == kAdvice.end() ? "" : it->second;

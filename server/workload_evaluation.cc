@@ -24,6 +24,7 @@
 #include "harness/verify/input_generator.h"
 #include "harness/worker/worker_client.h"
 #include "harness/verify/integrity_policy.h"
+#include "harness/verify/own_kernels.h"
 #include "server/admission.h"
 #include "server/output_comparison.h"
 #include "server/role_run.h"
@@ -160,6 +161,33 @@ void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
                       "the timed calls did not do the work",
                       timing.latency_ms(), sol.floor_ms(), sol.bytes(), kPeakHeadroom * peak_gbps,
                       kPeakHeadroom));
+  out.evaluation.set_status(v1::REJECTED);
+  out.evaluation.clear_performance();
+  out.evaluation.set_log(reason);
+  out.detail.set_reason(reason);
+}
+
+// integrity.no_own_kernel: a PASSED Python/Triton candidate of a definition that requires a kernel
+// of its own (KernelBench's) whose timed calls, as the CUPTI timer saw them, launched none of the
+// kernels its sources define is REJECTED, or PASSES with the warning where the definition allows
+// torch (kiln:allow-library:torch). Under another timer the kernels are unknown: not judged.
+void ApplyOwnKernelCheck(const WorkloadJob& job, WorkloadResult& out) {
+  if (out.evaluation.status() != v1::PASSED || job.solution == nullptr ||
+      !integrity::RequiresOwnKernel(*job.definition)) {
+    return;
+  }
+  const std::string& language = job.solution->spec().language();
+  const v1::TimingResult& timing = out.detail.timing();
+  if ((language != "python" && language != "triton") || timing.timer() != "cupti") return;
+  const std::vector<std::string> launched(timing.kernels().begin(), timing.kernels().end());
+  std::optional<std::string> finding =
+      integrity::NoOwnKernel(launched, integrity::KernelsOfSources(*job.solution));
+  if (!finding.has_value()) return;
+  const std::string reason = integrity::Reason(integrity::kNoOwnKernel, *finding);
+  if (integrity::AllowsTorchOnly(*job.definition)) {
+    out.detail.add_warnings(reason);
+    return;
+  }
   out.evaluation.set_status(v1::REJECTED);
   out.evaluation.clear_performance();
   out.evaluation.set_log(reason);
@@ -514,6 +542,7 @@ void Judge(const RoleRun& cand, double peak_gbps, WorkloadState& w) {
   ApplyVerdict(verdict, cand.result.timing(), w.ref_timing, out);
   for (const std::string& warning : verdict.warnings) out.detail.add_warnings(warning);
   ApplyFloor(job, peak_gbps, out);
+  ApplyOwnKernelCheck(job, out);
 }
 
 // The candidate's worker for the run: one process serving every workload from `from` on.

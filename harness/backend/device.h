@@ -13,6 +13,7 @@
 #define KILN_HARNESS_BACKEND_DEVICE_H_
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,9 @@ class Device : public TimedDevice {
   // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
   // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
   virtual double LastCallUnjoinedMs() const { return 0; }
+  // The kernels the timed calls launched (the CUPTI timer's activity records; every timed call
+  // launches the same set), names as the profiler gives them; empty where the timer cannot tell.
+  virtual std::vector<std::string> TimedKernels() const { return {}; }
   // Fills `numel` elements of `dtype` at `dst` (device memory) with input `input_index`'s values
   // for `seed` under kiln's random scheme (harness/verify/input_generator.h), computed on the
   // device; complete when the call returns. UNIMPLEMENTED where the backend or the dtype has no

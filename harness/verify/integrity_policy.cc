@@ -31,6 +31,14 @@ bool AllowsNondeterminism(const v1::Definition& def) {
   return HasTag(def, "kiln:nondeterministic");
 }
 
+bool RequiresOwnKernel(const v1::Definition& def) {
+  return def.has_kernelbench() || HasTag(def, "kiln:require-own-kernel");
+}
+
+bool AllowsTorchOnly(const v1::Definition& def) {
+  return HasTag(def, "kiln:allow-library:torch");
+}
+
 std::vector<std::string> InplaceInputs(const v1::Definition& def) {
   static constexpr char kPrefix[] = "kiln:inplace-input:";
   std::vector<std::string> names;

@@ -10,6 +10,9 @@
 //   kiln:dense-input:<input>       count <input> in the speed-of-light floor although some of its
 //                                  axes are absent from every output (a GEMM's A and B)
 //   kiln:sparse-input:<input>      never count <input> in the floor (paged caches, expert weights)
+//   kiln:require-own-kernel        a Python/Triton candidate must launch a kernel of its own
+//                                  (always so for KernelBench definitions)
+//   kiln:allow-library:torch       ... but may hand all the work to torch: a warning, not REJECTED
 #ifndef KILN_HARNESS_VERIFY_INTEGRITY_POLICY_H_
 #define KILN_HARNESS_VERIFY_INTEGRITY_POLICY_H_
 
@@ -30,8 +33,14 @@ inline constexpr char kDegenerateDefinition[] = "integrity.degenerate_definition
 inline constexpr char kForbiddenSymbol[] = "integrity.forbidden_symbol";
 inline constexpr char kNondeterministic[] = "integrity.nondeterministic";
 inline constexpr char kOutputFile[] = "integrity.output_file";
-// Python candidates' own checks, integrity.runner_tampered and integrity.output_aliases_input,
-// are named by harness/worker/python/kiln_python_runner.py, which refuses the call itself.
+inline constexpr char kNoOwnKernel[] = "integrity.no_own_kernel";
+// Python candidates' own checks are named by harness/worker/python/kiln_python_runner.py, which
+// refuses the call itself: integrity.runner_tampered, integrity.output_aliases_input, and for
+// KernelBench-style classes integrity.exception_fallback and integrity.inherits_reference.
+inline constexpr char kRunnerTampered[] = "integrity.runner_tampered";
+inline constexpr char kOutputAliasesInput[] = "integrity.output_aliases_input";
+inline constexpr char kExceptionFallback[] = "integrity.exception_fallback";
+inline constexpr char kInheritsReference[] = "integrity.inherits_reference";
 
 // "<check>: <detail>".
 std::string Reason(const char* check, const std::string& detail);
@@ -43,6 +52,12 @@ std::string CheckOfReason(const std::string& reason);
 std::string DefinitionWarningKey(const std::string& definition);
 
 bool AllowsNondeterminism(const v1::Definition& def);
+// Whether a Python/Triton candidate must launch a kernel of its own (integrity.no_own_kernel):
+// KernelBench definitions and those tagged kiln:require-own-kernel.
+bool RequiresOwnKernel(const v1::Definition& def);
+// Tagged kiln:allow-library:torch: a candidate that launched no kernel of its own PASSES with
+// the check's warning.
+bool AllowsTorchOnly(const v1::Definition& def);
 // Inputs the definition declares written in place (kiln:inplace-input:<name>).
 std::vector<std::string> InplaceInputs(const v1::Definition& def);
 // Whether input `name` counts in the speed-of-light floor: tagged dense, or not tagged sparse

@@ -652,6 +652,13 @@ absl::Status Evaluation::Measure() {
   if (!timing.ok()) return timing.status();
   if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;
   if (timing->device().empty()) timing->set_device(device_->DeviceName());
+  // What the timed calls launched (CUPTI), bounded: a candidate may launch many kernels with long
+  // templated names.
+  constexpr size_t kMaxKernels = 128, kMaxKernelName = 4096;
+  for (const std::string& name : device_->TimedKernels()) {
+    if (static_cast<size_t>(timing->kernels_size()) == kMaxKernels) break;
+    timing->add_kernels(name.substr(0, kMaxKernelName));
+  }
   *result_.mutable_timing() = *std::move(timing);
   return absl::OkStatus();
 }

@@ -5,8 +5,10 @@
    large enough for Level 1's tensors; `kiln defs import --format kernelbench` registers
    level1/19_ReLU and level2/1_Conv2D_ReLU_BiasAdd from KB_DIR, unchanged;
 2. submits the ModelNew files of tests/gpu/kernelbench/ and checks each verdict, with its wall
-   time: ReLU in torch alone, in Triton (cold, then warm), with load_inline; the level 2 fusion
-   in torch and with a Triton epilogue (with --baseline torch_compile);
+   time: the load_inline diagonal matmul (cold, then warm); the level 2 fusion in torch alone
+   (REJECTED integrity.no_own_kernel) and with a Triton epilogue (with --baseline
+   torch_compile); ReLU's reward hacks (exception fallback, inheriting Model, torch alone) and
+   ReLU in Triton (cold, then warm);
 3. builds the same load_inline file with torch's own load_inline outside kiln (a fresh
    TORCH_EXTENSIONS_DIR), then runs each command of the build.ninja it wrote alone, timed: where
    the build's time goes;
@@ -33,16 +35,26 @@ import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget, parse_
 RELU = "kernelbench_l1_19_ReLU"
 DIAG = "kernelbench_l1_12_Matmul_with_diagonal_matrices_"
 CONV = "kernelbench_l2_1_Conv2D_ReLU_BiasAdd"
-# (file, definition, mode, baselines, expected status, tag). KILN_KB_SKIP (comma-separated tags)
-# leaves some out.
+# (file, definition, mode, baselines, expected status, tag, reason prefix). KILN_KB_SKIP
+# (comma-separated tags) leaves some out.
 SUBMISSIONS = [
-    ("diag_matmul_load_inline.py", DIAG, "kernelbench", [], "PASSED", "diag_load_inline_cold"),
-    ("diag_matmul_load_inline.py", DIAG, "kernelbench", [], "PASSED", "diag_load_inline_warm"),
-    ("conv_bias_relu.py", CONV, "official", [], "PASSED", "conv_torch"),
-    ("conv_bias_relu_triton.py", CONV, "official", ["torch_compile"], "PASSED", "conv_triton"),
-    ("relu_torch.py", RELU, "kernelbench", [], "PASSED", "relu_torch"),
-    ("relu_triton.py", RELU, "kernelbench", [], "PASSED", "relu_triton_cold"),
-    ("relu_triton.py", RELU, "kernelbench", [], "PASSED", "relu_triton_warm"),
+    ("diag_matmul_load_inline.py", DIAG, "kernelbench", [], "PASSED", "diag_load_inline_cold",
+     None),
+    ("diag_matmul_load_inline.py", DIAG, "kernelbench", [], "PASSED", "diag_load_inline_warm",
+     None),
+    # torch alone: its timed calls launch cuDNN's and torch's kernels, none of its own.
+    ("conv_bias_relu.py", CONV, "official", [], "REJECTED", "conv_torch",
+     "integrity.no_own_kernel: the timed calls launched"),
+    ("conv_bias_relu_triton.py", CONV, "official", ["torch_compile"], "PASSED", "conv_triton",
+     None),
+    ("relu_fallback.py", RELU, "kernelbench", [], "REJECTED", "relu_fallback",
+     "integrity.exception_fallback: RuntimeError"),
+    ("relu_inherits.py", RELU, "kernelbench", [], "REJECTED", "relu_inherits",
+     "integrity.inherits_reference"),
+    ("relu_torch.py", RELU, "kernelbench", [], "REJECTED", "relu_torch",
+     "integrity.no_own_kernel"),
+    ("relu_triton.py", RELU, "kernelbench", [], "PASSED", "relu_triton_cold", None),
+    ("relu_triton.py", RELU, "kernelbench", [], "PASSED", "relu_triton_warm", None),
 ]
 SKIP = set(filter(None, os.environ.get("KILN_KB_SKIP", "").split(",")))
 # The ModelNew files CI also judges (on its scaled-down problems) are not copied here.
@@ -152,7 +164,7 @@ def main():
         check("import ReLU and Conv2D_ReLU_BiasAdd", rc == 0 and
               doc.get("summary", {}).get("registered") == 3, f"rc {rc}, "
               f"{doc.get('summary')}, {results['import_s']:.1f} s")
-        for file, definition, mode, baselines, expected, tag in SUBMISSIONS:
+        for file, definition, mode, baselines, expected, tag, prefix in SUBMISSIONS:
             if tag in SKIP:
                 continue
             if budget.left() < 60:
@@ -190,12 +202,22 @@ def main():
             results["submissions"].append(entry)
             save()
             if expected is not None:
-                check(f"{tag} {expected}", status == expected,
+                ok = status == expected and (prefix is None or entry["reason"].startswith(prefix))
+                check(f"{tag} {expected}", ok,
                       f"{status} in {wall:.1f} s, latency {perf.get('latency_ms')} ms, speedup "
                       f"{perf.get('speedup_factor')}; {entry['reason'][:200]}")
             else:
                 print(f"     {tag}: {status} in {wall:.1f} s; {entry['reason'][:300]}",
                       flush=True)
+        # The suite report over the runs above.
+        svg = os.path.join(details, "kernelbench_suite.svg")
+        rc, text = harness.kiln(["report", "--suite", "kernelbench", "--json", "--svg", svg],
+                                "suite_report", 60)
+        doc = agreement.parse_json(text) or {}
+        results["suite_report"] = doc
+        check("report --suite kernelbench", rc == 0 and doc.get("problems_run", 0) >= 1
+              and os.path.exists(svg), f"rc {rc}, {doc.get('problems_run')} problems run, "
+              f"teams {json.dumps(doc.get('teams'))[:400]}")
     finally:
         harness.stop()
     save()

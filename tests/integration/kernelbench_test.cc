@@ -7,6 +7,8 @@
 // Tagged [kernelbench]: ctest runs these as their own entry (they take minutes on two cores).
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -58,6 +60,19 @@ std::string Status(const Completed& submitted) {
   const json run = json::parse(submitted.out, nullptr, false);
   if (!run.is_object()) return "(no JSON: " + submitted.Describe() + ")";
   return run.value("status", std::string("(none)"));
+}
+
+// The first trace's reason (TraceDetail.reason), as `kiln submit --json` prints it.
+std::string Reason(const Completed& submitted) {
+  const json run = json::parse(submitted.out, nullptr, false);
+  if (!run.is_object() || !run["traces"].is_array() || run["traces"].empty()) {
+    return "(no trace: " + submitted.Describe() + ")";
+  }
+  const json& trace = run["traces"][0];
+  if (trace.contains("kiln") && trace["kiln"].contains("reason")) {
+    return trace["kiln"]["reason"].get<std::string>();
+  }
+  return "(no reason: " + trace.dump() + ")";
 }
 
 }  // namespace
@@ -194,6 +209,19 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK((status == "INCORRECT_NUMERICAL" || status == "REJECTED"));
   }
   {
+    // Reward hacks with right outputs, each named: a fallback taken because the solution's own
+    // path raised, and a ModelNew that inherits the problem's Model.
+    Completed c = submit("kernelbench_l1_19_ReLU", "relu_fallback.py");
+    CHECK(Status(c) == "REJECTED");
+    CHECK_THAT(Reason(c), Catch::StartsWith("integrity.exception_fallback: RuntimeError") &&
+                              Catch::Contains("forward() at relu_fallback.py:19"));
+    Completed inherits = submit("kernelbench_l1_19_ReLU", "relu_inherits.py");
+    CHECK(Status(inherits) == "REJECTED");
+    CHECK_THAT(Reason(inherits),
+               Catch::StartsWith("integrity.inherits_reference: class ModelNew inherits from "
+                                 "class Model"));
+  }
+  {
     // Class indices from get_inputs(): kiln's own generator would have made them out of range.
     Completed c = submit("kernelbench_l1_95_CrossEntropyLoss", "cross_entropy_torch.py");
     INFO(c.Describe());
@@ -236,5 +264,49 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     INFO(c.Describe());
     CHECK(c.exit_code != 0);
     CHECK(c.err.find("solution.spec.language: 'triton'") != std::string::npos);
+  }
+  {
+    // The suite report over what ran: level 1's two problems, whose latest runs (relu_cpp_inline,
+    // cross_entropy_torch) PASSED; no run measured torch.compile, so fast_p vs it is unknown.
+    const std::string svg = dir / "level1.svg";
+    Completed report = harness.Kiln(
+        {"report", "--suite", "kernelbench", "--level", "1", "--json", "--svg", svg});
+    INFO(report.Describe());
+    REQUIRE(report.exit_code == 0);
+    const json doc = json::parse(report.out, nullptr, false);
+    REQUIRE(doc.is_object());
+    CHECK(doc["suite"] == "KernelBench level 1");
+    CHECK(doc["registered"] == 2);
+    CHECK(doc["problems_run"] == 2);
+    REQUIRE(doc["teams"].size() == 1);
+    const json& team = doc["teams"][0];
+    CHECK(team["passed"] == 2);
+    CHECK(team["fast_p"]["eager"]["0.0"] == 1.0);
+    CHECK(team["fast_p"]["torch_compile"]["0.0"].is_null());
+    CHECK_THAT(team["unavailable"]["torch_compile"].get<std::string>(),
+               Catch::Contains("torch_compile not measured on 2 of 2"));
+    REQUIRE(doc["problems"].size() == 2);
+    CHECK(doc["problems"][0]["name"] == "kernelbench_l1_19_ReLU");
+    CHECK(doc["problems"][0]["teams"][0]["state"] == "PASSED");
+    CHECK(doc["problems"][0]["eager_ms"].get<double>() > 0);
+    std::ifstream svg_file(svg);
+    const std::string drawn((std::istreambuf_iterator<char>(svg_file)),
+                            std::istreambuf_iterator<char>());
+    CHECK_THAT(drawn, Catch::Contains("KernelBench level 1: fast_p vs eager") &&
+                          Catch::Contains("KernelBench level 1: fast_p vs torch_compile") &&
+                          Catch::Contains("share of problems correct and faster than p"));
+
+    Completed level2 = harness.Kiln({"report", "--suite", "kernelbench", "--level", "2"});
+    INFO(level2.Describe());
+    REQUIRE(level2.exit_code == 0);
+    CHECK_THAT(level2.out, Catch::StartsWith("KernelBench level 2: 1 of 1 registered problems run"));
+    CHECK_THAT(level2.out, Catch::Contains("kernelbench_l2_1_Conv2D_ReLU_BiasAdd"));
+
+    Completed unknown = harness.Kiln({"report", "--suite", "kernelbenchx"});
+    CHECK(unknown.exit_code == 2);
+    CHECK_THAT(unknown.err, Catch::Contains("--suite: unknown suite 'kernelbenchx'"));
+    Completed bad_level = harness.Kiln({"report", "--suite", "kernelbench", "--level", "4"});
+    CHECK(bad_level.exit_code == 2);
+    CHECK_THAT(bad_level.err, Catch::Contains("--level: expected 1, 2 or 3"));
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -233,6 +234,18 @@ absl::StatusOr<double> CuptiTimer::TimeCall(
     return s;
   }
   return *ms;
+}
+
+std::vector<std::string> CuptiTimer::Kernels() const {
+  std::vector<std::string> names;
+  if (!first_work_.has_value()) return names;
+  constexpr std::string_view kKernel = "kernel ";
+  for (const std::string& signature : *first_work_) {
+    if (signature.compare(0, kKernel.size(), kKernel) == 0) {
+      names.push_back(signature.substr(kKernel.size()));
+    }
+  }
+  return names;
 }
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,10 @@ class CuptiTimer {
                                   const std::function<absl::Status()>& synchronize_stream,
                                   const std::function<absl::Status()>& synchronize,
                                   int64_t* unjoined_ns);
+
+  // The kernels of the first timed call (every later one launched the same set): names as
+  // CUPTI gives them (mangled for C++ kernels), sorted. Empty before a call was timed.
+  std::vector<std::string> Kernels() const;
 
  private:
   explicit CuptiTimer(const CuptiApi& api) : api_(api) {}

@@ -12,7 +12,9 @@ TEST_CASE("every integrity check's reason comes with one sentence of advice") {
        {integrity::kUnwrittenOutput, integrity::kInputMutation, integrity::kStaleOutput,
         integrity::kOutputCaching, integrity::kWorkAfterReturn, integrity::kFasterThanMemory,
         integrity::kDegenerateDefinition, integrity::kForbiddenSymbol,
-        integrity::kNondeterministic, integrity::kOutputFile}) {
+        integrity::kNondeterministic, integrity::kOutputFile, integrity::kNoOwnKernel,
+        integrity::kExceptionFallback, integrity::kInheritsReference,
+        integrity::kRunnerTampered, integrity::kOutputAliasesInput}) {
     INFO(check);
     std::string advice = RejectionAdvice(integrity::Reason(check, "details"));
     CHECK_FALSE(advice.empty());
