@@ -269,6 +269,25 @@ v1::EvaluationStatus StatusForReadError(const absl::Status& s) {
   return v1::RUNTIME_ERROR;
 }
 
+// A later trial's checked output that failed: the earlier trial (newest first) whose expected
+// output it matches within tolerance, or -1. Trials draw new inputs, so matching an earlier
+// trial's answer is a replay (an output cache keyed on anything but the values).
+int EarlierTrialReplayed(const v1::TensorSpec& spec, const Pass& pass,
+                         const WorkerOutputs& reference, const OutputBytes& actual, int64_t bytes,
+                         int64_t numel, const Tolerances& tol, BufferPool* pool) {
+  for (int j = pass.trial - 1; j >= 0; --j) {
+    const v1::OutputTensor* ref = FindOutput(*reference.result, j, spec.name(), false);
+    if (ref == nullptr) continue;
+    auto earlier = ReadOutputFile(ref->path(), reference.dir, bytes, /*trusted=*/true, pool);
+    if (!earlier.ok()) continue;
+    if (CompareTensors(spec.dtype(), actual.data(), earlier->data(), numel, tol, /*threads=*/0)
+            .passed) {
+      return j;
+    }
+  }
+  return -1;
+}
+
 // Compares one output of one trial; returns false when the comparison cannot go on.
 bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v1::TensorSpec& spec,
                 const Pass& pass, const WorkerOutputs& reference, const WorkerOutputs& candidate,
@@ -333,7 +352,19 @@ bool CompareOne(const v1::Definition& def, const v1::Workload& workload, const v
   const double inf = std::numeric_limits<double>::infinity();
   v.max_abs_error = std::max(v.max_abs_error, cmp.non_finite > 0 ? inf : cmp.max_abs_error);
   v.max_rel_error = std::max(v.max_rel_error, cmp.non_finite > 0 ? inf : cmp.max_rel_error);
-  if (!cmp.passed) JudgeMismatch(spec, *shape, pass, *actual, *expected, cmp, v);
+  if (!cmp.passed) {
+    const int replayed = pass.recheck ? -1
+                                      : EarlierTrialReplayed(spec, pass, reference, *actual, bytes,
+                                                             numel, tol, pool);
+    if (replayed >= 0) {
+      Fail(v, v1::REJECTED, integrity::kOutputCaching,
+           absl::StrCat(where, ": ", cmp.summary, "; it is trial ", replayed,
+                        "'s expected output (within tolerance) although trial ", pass.trial,
+                        " has new inputs, so the solution replays an earlier result"));
+    } else {
+      JudgeMismatch(spec, *shape, pass, *actual, *expected, cmp, v);
+    }
+  }
   if (pass.trial == 0 && !pass.recheck) {
     const std::string key =
         absl::StrCat(Sha256Hex(def.SerializeAsString()), "|", workload.uuid(), "|", spec.name(),

@@ -120,6 +120,29 @@ TEST_CASE("over several trials the reason gives the figures the trace carries, n
   CHECK_THAT(v.reason, Catch::Contains("over every trial and output compared: max abs 100"));
 }
 
+TEST_CASE("a later trial that returns an earlier trial's answer is REJECTED as output caching") {
+  JobFolders dirs;
+  v1::WorkerResult ref, cand;
+  JobFolders::AddOutput(ref, dirs.ref() + "/y0", 0, {1, 2, 3, 4});
+  JobFolders::AddOutput(ref, dirs.ref() + "/y1", 1, {5, 6, 7, 8});
+  JobFolders::AddOutput(cand, dirs.cand() + "/y0", 0, {1, 2, 3, 4});
+  JobFolders::AddOutput(cand, dirs.cand() + "/y1", 1, {1, 2, 3, 4});  // trial 0's, replayed
+  OutputVerdict v = CompareOutputs(VectorDefinition(), VectorWorkload(4), 2, {&ref, dirs.ref()},
+                                   {&cand, dirs.cand()});
+  CHECK(v.status == v1::REJECTED);
+  CHECK_THAT(v.reason, Catch::StartsWith("integrity.output_caching: output 'y' trial 1: ") &&
+                           Catch::Contains("it is trial 0's expected output"));
+
+  // A later trial that is simply wrong (not an earlier answer) stays INCORRECT_NUMERICAL.
+  v1::WorkerResult wrong;
+  JobFolders::AddOutput(wrong, dirs.cand() + "/w0", 0, {1, 2, 3, 4});
+  JobFolders::AddOutput(wrong, dirs.cand() + "/w1", 1, {5, 6, 7, 80});
+  OutputVerdict w = CompareOutputs(VectorDefinition(), VectorWorkload(4), 2, {&ref, dirs.ref()},
+                                   {&wrong, dirs.cand()});
+  CHECK(w.status == v1::INCORRECT_NUMERICAL);
+  CHECK_THAT(w.reason, Catch::Contains("output 'y' trial 1"));
+}
+
 TEST_CASE("large outputs are read in parallel parts, every byte of every trial compared") {
   // 3 trials of 6M floats (24 MiB: read by several threads), reusing the candidate's buffer from
   // trial to trial: a wrong element in the last part of the last trial is still found, and
