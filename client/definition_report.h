@@ -203,6 +203,19 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
 // least 2) and the per-workload speedups vs `baseline` as grouped bars on a log scale.
 std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline);
 
+// DefinitionReportSvg's content (a white background, title, the two charts) and its size, to
+// place in a document of several reports.
+struct SvgPanel {
+  std::string body;
+  double width = 0, height = 0;
+};
+SvgPanel DefinitionReportSvgPanel(const DefinitionReport& report, const std::string& baseline);
+// A self-contained SVG document of `body`, in kiln's report font.
+std::string SvgDocument(double width, double height, const std::string& body);
+
+// fast_p at every kFastPThresholds entry, keyed by FastPKey; null where unknown.
+Json FastPJson(const std::array<std::optional<double>, kFastPThresholds.size()>& values);
+
 }  // namespace kiln::cli
 
 #endif  // KILN_CLIENT_DEFINITION_REPORT_H_

@@ -35,7 +35,20 @@ grpc::Status RegisteredDefinitions(Connection& connection, std::vector<std::stri
   return status;
 }
 
-// The node's default timing mode when --mode is not given, or the gRPC error.
+// --by and --best into `options`; INVALID_ARGUMENT naming a bad --by.
+absl::Status ParseGrouping(const Invocation& inv, DefinitionReportOptions* options) {
+  const std::string by = inv.args.Get("by", "team");
+  if (by != "team" && by != "solution") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--by: expected team or solution, got '", by, "'"));
+  }
+  options->group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
+  options->rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
+  return absl::OkStatus();
+}
+
+// Latencies of different modes and backends are not comparable: one of each. The mode is
+// --mode, by default the node's (as for kiln leaderboard); the gRPC error of asking for it.
 grpc::Status ModeOf(const Invocation& inv, Connection& connection, std::string* mode) {
   *mode = inv.args.Get("mode");
   if (!mode->empty()) return grpc::Status::OK;
@@ -51,8 +64,6 @@ grpc::Status ModeOf(const Invocation& inv, Connection& connection, std::string* 
 // error of reading them, else OK with *report holding the report or why it cannot be built.
 grpc::Status ReportOf(Connection& connection, const DefinitionReportOptions& options,
                       absl::StatusOr<DefinitionReport>* report) {
-  // Latencies of different modes and backends are not comparable: one of each. The mode by
-  // default is the node's (as for kiln leaderboard), the backend the one most runs used.
   SkippedRuns skipped;
   std::vector<v1::Run> runs;
   grpc::Status s = FetchReportRuns(
@@ -81,12 +92,12 @@ int RunSuiteReport(const Invocation& inv, Console& console) {
     return UsageFailure(console, absl::StrCat("--level: expected 1, 2 or 3, got '",
                                               inv.args.Get("level"), "'"));
   }
-  const std::string suite_name = inv.args.Get("suite");
-  absl::StatusOr<std::vector<std::string>> none = SuiteDefinitions({}, suite_name, level);
-  if (!none.ok()) return UsageFailure(console, std::string(none.status().message()));
-  const std::string by = inv.args.Get("by", "team");
-  if (by != "team" && by != "solution") {
-    return UsageFailure(console, absl::StrCat("--by: expected team or solution, got '", by, "'"));
+  if (absl::Status s = CheckSuite(inv.args.Get("suite"), level); !s.ok()) {
+    return UsageFailure(console, std::string(s.message()));
+  }
+  DefinitionReportOptions grouping;
+  if (absl::Status s = ParseGrouping(inv, &grouping); !s.ok()) {
+    return UsageFailure(console, std::string(s.message()));
   }
   std::string svg_path;
   if (inv.args.Has("svg")) {
@@ -99,7 +110,7 @@ int RunSuiteReport(const Invocation& inv, Console& console) {
   if (grpc::Status s = RegisteredDefinitions(connection, &registered); !s.ok()) {
     return connection.Fail(s, console);
   }
-  const std::vector<std::string> definitions = *SuiteDefinitions(registered, suite_name, level);
+  const std::vector<std::string> definitions = SuiteDefinitions(registered, level);
   std::string mode;
   if (grpc::Status s = ModeOf(inv, connection, &mode); !s.ok()) return connection.Fail(s, console);
   std::vector<DefinitionReport> problems;
@@ -108,12 +119,10 @@ int RunSuiteReport(const Invocation& inv, Console& console) {
       console.err << "kiln report: reading runs of problem " << i + 1 << "/" << definitions.size()
                   << "\n";
     }
-    DefinitionReportOptions options;
+    DefinitionReportOptions options = grouping;
     options.definition = definitions[i];
     options.mode = mode;
     options.backend = inv.args.Get("backend");
-    options.group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
-    options.rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
     absl::StatusOr<DefinitionReport> report;
     if (grpc::Status s = ReportOf(connection, options, &report); !s.ok()) {
       return connection.Fail(s, console);
@@ -154,12 +163,9 @@ int RunDefinitionReport(const Invocation& inv, Console& console) {
   }
   // A solution baseline no ranked run timed still gets its (empty) column.
   options.baselines.push_back(*baseline);
-  const std::string by = inv.args.Get("by", "team");
-  if (by != "team" && by != "solution") {
-    return UsageFailure(console, absl::StrCat("--by: expected team or solution, got '", by, "'"));
+  if (absl::Status s = ParseGrouping(inv, &options); !s.ok()) {
+    return UsageFailure(console, std::string(s.message()));
   }
-  options.group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
-  options.rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
 
   Connection connection(inv);
   std::vector<std::string> definitions;

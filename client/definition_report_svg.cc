@@ -292,22 +292,21 @@ std::string BarChart(const DefinitionReport& report, int b, double width) {
 
 }  // namespace
 
-std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline) {
+SvgPanel DefinitionReportSvgPanel(const DefinitionReport& report, const std::string& baseline) {
   const int b = BaselineIndex(report, baseline);
   const size_t bars = std::min(report.competitors.size(), kMaxBarCompetitors);
-  const double width =
+  SvgPanel panel;
+  panel.width =
       std::max(kMinWidth, kLeft + 40 +
                               static_cast<double>(report.workloads.size()) *
                                   std::max(28.0, 10.0 * static_cast<double>(bars) + 10));
+  const double width = panel.width;
   const bool empty = !report.empty_reason.empty() || report.competitors.empty() || b < 0;
   // An empty report is a short card with the reason, not a page of blank plots.
-  const double height = empty ? kEmptyHeight : kBarsTop + kBarsHeight + kLabelBand;
-  std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-                                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", Num(width),
-                                 "\" height=\"", Num(height), "\" viewBox=\"0 0 ", Num(width), " ",
-                                 Num(height), "\" font-family=\"sans-serif\" font-size=\"12\">\n",
-                                 "<rect x=\"0\" y=\"0\" width=\"", Num(width), "\" height=\"",
-                                 Num(height), "\" fill=\"white\"/>\n");
+  panel.height = empty ? kEmptyHeight : kBarsTop + kBarsHeight + kLabelBand;
+  std::string& out = panel.body;
+  out = absl::StrCat("<rect x=\"0\" y=\"0\" width=\"", Num(width), "\" height=\"",
+                     Num(panel.height), "\" fill=\"white\"/>\n");
   out += Text(kLeft, 28,
               absl::StrCat(report.definition, ": fast_p vs ", baseline, " (mode ", report.mode,
                            ", backend ", report.backend.empty() ? "any" : report.backend, ")"),
@@ -325,7 +324,7 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
                 "Nothing to plot: a team appears once a run of it on the registered workloads "
                 "finishes (kiln submit).",
                 "fill=\"#555\"");
-    return out + "</svg>\n";
+    return panel;
   }
   out += Text(kLeft, 48,
               absl::StrCat(report.ranked_runs, " ranked run", report.ranked_runs == 1 ? "" : "s",
@@ -335,7 +334,20 @@ std::string DefinitionReportSvg(const DefinitionReport& report, const std::strin
               "fill=\"#555\"");
   out += FastPChart(report, b, width);
   out += BarChart(report, b, width);
-  return out + "</svg>\n";
+  return panel;
+}
+
+std::string SvgDocument(double width, double height, const std::string& body) {
+  return absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", Num(width),
+                      "\" height=\"", Num(height), "\" viewBox=\"0 0 ", Num(width), " ",
+                      Num(height), "\" font-family=\"sans-serif\" font-size=\"12\">\n", body,
+                      "</svg>\n");
+}
+
+std::string DefinitionReportSvg(const DefinitionReport& report, const std::string& baseline) {
+  const SvgPanel panel = DefinitionReportSvgPanel(report, baseline);
+  return SvgDocument(panel.width, panel.height, panel.body);
 }
 
 }  // namespace kiln::cli

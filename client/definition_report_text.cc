@@ -221,13 +221,9 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
     const std::string& name = report.baselines[b];
     mean[name] = OptionalNumber(c.score[b]);
     mean_ci[name] = c.score[b].has_value() ? IntervalJson(c.score_interval[b]) : Json(nullptr);
-    bool known = true;
-    Json at = Json::object();
-    for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
-      at[FastPKey(kFastPThresholds[i])] = OptionalNumber(c.fast_p[b][i]);
-      known = known && c.fast_p[b][i].has_value();
-    }
-    fast[name] = known ? at : Json(nullptr);
+    const bool known = std::all_of(c.fast_p[b].begin(), c.fast_p[b].end(),
+                                   [](const std::optional<double>& v) { return v.has_value(); });
+    fast[name] = known ? FastPJson(c.fast_p[b]) : Json(nullptr);
     unavailable[name] = c.unavailable[b];
   }
   json["mean_speedup"] = mean;
@@ -254,6 +250,14 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
 }
 
 }  // namespace
+
+Json FastPJson(const std::array<std::optional<double>, kFastPThresholds.size()>& values) {
+  Json out = Json::object();
+  for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
+    out[FastPKey(kFastPThresholds[i])] = OptionalNumber(values[i]);
+  }
+  return out;
+}
 
 std::string DefinitionReportText(const DefinitionReport& report, const std::string& baseline) {
   std::string out = Headline(report, baseline);

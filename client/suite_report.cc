@@ -1,7 +1,6 @@
 #include "client/suite_report.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -38,26 +37,29 @@ std::string Fraction(const std::optional<double>& v) {
   return v.has_value() ? absl::StrFormat("%.2f", *v) : "n/a";
 }
 
-// Index of p in kFastPThresholds.
-size_t Threshold(double p) {
-  for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
-    if (kFastPThresholds[i] == p) return i;
-  }
-  std::abort();
+// Index of p in kFastPThresholds, at compile time (a p not in it does not compile).
+constexpr size_t Threshold(double p) {
+  size_t i = 0;
+  while (kFastPThresholds[i] != p) ++i;
+  return i;
 }
+constexpr size_t kFast0 = Threshold(0.0), kFast1 = Threshold(1.0), kFast15 = Threshold(1.5),
+                 kFast2 = Threshold(2.0);
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> SuiteDefinitions(
-    const std::vector<std::string>& registered, const std::string& suite, int level) {
+absl::Status CheckSuite(const std::string& suite, int level) {
   if (suite != "kernelbench") {
     return absl::InvalidArgumentError(
         absl::StrCat("--suite: unknown suite '", suite, "' (expected kernelbench)"));
   }
   if (level < 0 || level > 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--level: expected 1, 2 or 3, got ", level));
+    return absl::InvalidArgumentError(absl::StrCat("--level: expected 1, 2 or 3, got ", level));
   }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> SuiteDefinitions(const std::vector<std::string>& registered, int level) {
   std::vector<std::tuple<int, int, std::string>> found;
   for (const std::string& name : registered) {
     std::optional<std::pair<int, int>> problem = KernelBenchProblem(name);
@@ -108,9 +110,12 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
     r.workloads.push_back(std::move(entry));
     for (const Competitor& pc : p.competitors) competitors[pc.name].name = pc.name;
   }
+  // Each competitor's state per problem, by name until the competitors are sorted.
+  std::map<std::string, std::vector<std::string>> states;
   for (auto& [name, c] : competitors) {
     c.workloads.assign(run.size(), CompetitorWorkload{});
-    c.run_id.clear();
+    std::vector<std::string>& state = states[name];
+    state.assign(run.size(), "not run");
     for (size_t i = 0; i < run.size(); ++i) {
       CompetitorWorkload& cw = c.workloads[i];
       cw.speedup.assign(nb, 0);
@@ -123,6 +128,7 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
       cw.run_id = it->run_id;
       const bool passed =
           !p.workloads.empty() && it->passed_workloads == static_cast<int>(p.workloads.size());
+      state[i] = passed ? "PASSED" : "not passed";
       if (!passed) continue;
       double sum = 0;
       for (const CompetitorWorkload& w : it->workloads) {
@@ -146,30 +152,9 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
     r.empty_reason = absl::StrCat("no problem of ", title, " has a ranked run in mode ", mode, " (",
                                   registered, " registered)");
   }
-  // Each competitor's state per problem, in the sorted order.
-  suite.states.assign(r.competitors.size(), std::vector<std::string>(run.size(), "not run"));
-  for (size_t c = 0; c < r.competitors.size(); ++c) {
-    for (size_t i = 0; i < run.size(); ++i) {
-      const CompetitorWorkload& cw = r.competitors[c].workloads[i];
-      if (cw.best_latency_ms > 0) {
-        suite.states[c][i] = "PASSED";
-      } else if (std::any_of(run[i]->competitors.begin(), run[i]->competitors.end(),
-                             [&](const Competitor& pc) { return pc.name == r.competitors[c].name; })) {
-        suite.states[c][i] = "not passed";
-      }
-    }
-  }
+  for (const Competitor& c : r.competitors) suite.states.push_back(std::move(states[c.name]));
   return suite;
 }
-
-namespace {
-
-// "PASSED", "not passed" or "not run": competitor `c`'s entry for problem `p`.
-const std::string& State(const SuiteReport& suite, size_t c, size_t p) {
-  return suite.states[c][p];
-}
-
-}  // namespace
 
 std::string SuiteReportText(const SuiteReport& suite) {
   const DefinitionReport& r = suite.report;
@@ -198,9 +183,9 @@ std::string SuiteReportText(const SuiteReport& suite) {
     std::string note = c.unavailable[kCompile];
     if (!c.unavailable[kReferenceBaseline].empty()) note = c.unavailable[kReferenceBaseline];
     teams.AddRow({c.name, absl::StrCat(c.passed_workloads, "/", r.workloads.size()),
-                  Fraction(eager[Threshold(0.0)]), Fraction(eager[Threshold(1.0)]),
-                  Fraction(eager[Threshold(1.5)]), Fraction(eager[Threshold(2.0)]),
-                  Fraction(compile[Threshold(1.0)]), Fraction(compile[Threshold(2.0)]), note});
+                  Fraction(eager[kFast0]), Fraction(eager[kFast1]), Fraction(eager[kFast15]),
+                  Fraction(eager[kFast2]), Fraction(compile[kFast1]), Fraction(compile[kFast2]),
+                  note});
   }
   absl::StrAppend(&out, teams.Render(), "\n");
   Table problems({{"problem", Align::kLeft},
@@ -216,7 +201,7 @@ std::string SuiteReportText(const SuiteReport& suite) {
     const ReportWorkload& w = r.workloads[i];
     for (size_t c = 0; c < r.competitors.size(); ++c) {
       const CompetitorWorkload& cw = r.competitors[c].workloads[i];
-      problems.AddRow({c == 0 ? w.workload.uuid() : "", r.competitors[c].name, State(suite, c, i),
+      problems.AddRow({c == 0 ? w.workload.uuid() : "", r.competitors[c].name, suite.states[c][i],
                        FormatMs(cw.best_latency_ms),
                        c == 0 ? FormatMs(w.baselines[kReferenceBaseline].latency_ms) : "",
                        FormatSpeedup(cw.speedup[kReferenceBaseline]),
@@ -230,21 +215,13 @@ std::string SuiteReportText(const SuiteReport& suite) {
 
 Json SuiteReportJson(const SuiteReport& suite) {
   const DefinitionReport& r = suite.report;
-  auto fast_p = [](const std::array<std::optional<double>, kFastPThresholds.size()>& values) {
-    Json out = Json::object();
-    for (size_t i = 0; i < kFastPThresholds.size(); ++i) {
-      out[FastPKey(kFastPThresholds[i])] =
-          values[i].has_value() ? Json(*values[i]) : Json(nullptr);
-    }
-    return out;
-  };
   Json teams = Json::array();
   for (const Competitor& c : r.competitors) {
     teams.push_back({{"name", c.name},
                      {"passed", c.passed_workloads},
                      {"problems", r.workloads.size()},
-                     {"fast_p", {{"eager", fast_p(c.fast_p[kReferenceBaseline])},
-                                 {"torch_compile", fast_p(c.fast_p[kCompile])}}},
+                     {"fast_p", {{"eager", FastPJson(c.fast_p[kReferenceBaseline])},
+                                 {"torch_compile", FastPJson(c.fast_p[kCompile])}}},
                      {"unavailable", {{"eager", c.unavailable[kReferenceBaseline]},
                                       {"torch_compile", c.unavailable[kCompile]}}}});
   }
@@ -255,7 +232,7 @@ Json SuiteReportJson(const SuiteReport& suite) {
     for (size_t c = 0; c < r.competitors.size(); ++c) {
       const CompetitorWorkload& cw = r.competitors[c].workloads[i];
       entries.push_back({{"team", r.competitors[c].name},
-                         {"state", State(suite, c, i)},
+                         {"state", suite.states[c][i]},
                          {"latency_ms", cw.best_latency_ms},
                          {"speedup_eager", cw.speedup[kReferenceBaseline]},
                          {"speedup_torch_compile", cw.speedup[kCompile]},
@@ -277,32 +254,17 @@ Json SuiteReportJson(const SuiteReport& suite) {
 }
 
 std::string SuiteReportSvg(const SuiteReport& suite) {
-  // Two reports' SVGs, each as a nested <svg> placed under the previous one.
+  // The report against eager, then against torch.compile under it.
   std::string body;
   double width = 0, height = 0;
-  for (const std::string& baseline : {std::string(kEager), std::string("torch_compile")}) {
-    std::string svg = DefinitionReportSvg(suite.report, baseline);
-    svg = svg.substr(svg.find("<svg"));
-    auto attribute = [&svg](const std::string& name) {
-      const size_t at = svg.find(absl::StrCat(" ", name, "=\""));
-      double v = 0;
-      if (at != std::string::npos) {
-        const size_t start = at + name.size() + 3;
-        if (!absl::SimpleAtod(svg.substr(start, svg.find('"', start) - start), &v)) v = 0;
-      }
-      return v;
-    };
-    const double w = attribute("width"), h = attribute("height");
-    svg.insert(4, absl::StrFormat(" x=\"0\" y=\"%.2f\"", height));
-    body += svg;
-    width = std::max(width, w);
-    height += h;
+  for (const char* baseline : {kEager, "torch_compile"}) {
+    const SvgPanel panel = DefinitionReportSvgPanel(suite.report, baseline);
+    absl::StrAppend(&body, "<g transform=\"translate(0 ", absl::StrFormat("%.2f", height), ")\">\n",
+                    panel.body, "</g>\n");
+    width = std::max(width, panel.width);
+    height += panel.height;
   }
-  return absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-                      absl::StrFormat("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.2f\" "
-                                      "height=\"%.2f\" viewBox=\"0 0 %.2f %.2f\">\n",
-                                      width, height, width, height),
-                      body, "</svg>\n");
+  return SvgDocument(width, height, body);
 }
 
 }  // namespace kiln::cli

@@ -20,11 +20,13 @@
 
 namespace kiln::cli {
 
-// The definitions of `registered` that belong to suite `suite` ("kernelbench"), level `level`
-// (0: all levels), in problem order (level, then id). INVALID_ARGUMENT names an unknown suite or
-// a level outside 1..3.
-absl::StatusOr<std::vector<std::string>> SuiteDefinitions(
-    const std::vector<std::string>& registered, const std::string& suite, int level);
+// OK when `suite` is a suite kiln knows ("kernelbench") and `level` one of its levels (0: all);
+// else INVALID_ARGUMENT naming the flag.
+absl::Status CheckSuite(const std::string& suite, int level);
+
+// The KernelBench definitions of `registered` (kernelbench_l<level>_<id>_<name>) of level
+// `level` (0: all levels), in problem order (level, then id).
+std::vector<std::string> SuiteDefinitions(const std::vector<std::string>& registered, int level);
 
 struct SuiteReport {
   std::string title;  // "KernelBench level 1"

@@ -167,31 +167,21 @@ void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
   out.detail.set_reason(reason);
 }
 
-// integrity.no_own_kernel: a PASSED Python/Triton candidate of a definition that requires a kernel
-// of its own (KernelBench's) whose timed calls, as the CUPTI timer saw them, launched none of the
-// kernels its sources define is REJECTED, or PASSES with the warning where the definition allows
-// torch (kiln:allow-library:torch). Under another timer the kernels are unknown: not judged.
+// integrity.no_own_kernel (own_kernels.h): REJECTED, or a warning where the definition allows
+// torch.
 void ApplyOwnKernelCheck(const WorkloadJob& job, WorkloadResult& out) {
-  if (out.evaluation.status() != v1::PASSED || job.solution == nullptr ||
-      !integrity::RequiresOwnKernel(*job.definition)) {
-    return;
-  }
-  const std::string& language = job.solution->spec().language();
-  const v1::TimingResult& timing = out.detail.timing();
-  if ((language != "python" && language != "triton") || timing.timer() != "cupti") return;
-  const std::vector<std::string> launched(timing.kernels().begin(), timing.kernels().end());
-  std::optional<std::string> finding =
-      integrity::NoOwnKernel(launched, integrity::KernelsOfSources(*job.solution));
+  if (out.evaluation.status() != v1::PASSED || job.solution == nullptr) return;
+  std::optional<integrity::OwnKernelFinding> finding =
+      integrity::JudgeOwnKernel(*job.definition, *job.solution, out.detail.timing());
   if (!finding.has_value()) return;
-  const std::string reason = integrity::Reason(integrity::kNoOwnKernel, *finding);
-  if (integrity::AllowsTorchOnly(*job.definition)) {
-    out.detail.add_warnings(reason);
+  if (finding->warning_only) {
+    out.detail.add_warnings(finding->reason);
     return;
   }
   out.evaluation.set_status(v1::REJECTED);
   out.evaluation.clear_performance();
-  out.evaluation.set_log(reason);
-  out.detail.set_reason(reason);
+  out.evaluation.set_log(finding->reason);
+  out.detail.set_reason(finding->reason);
 }
 
 // The key of a reference or baseline latency in the node's timing cache: what ran (the compiled

@@ -1,6 +1,5 @@
 #include "harness/compile/compiler.h"
 
-#include <cxxabi.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "harness/common/demangle.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
 #include "harness/compile/source_tree.h"
@@ -140,12 +140,10 @@ std::optional<CompileOutput> LoadCached(const std::string& entry_dir, const std:
   return out;
 }
 
+// "relu_kernel(float const*, float*, int) [_Z11relu_kernelPKfPfi]"; a C name as it is.
 std::string Demangled(const std::string& name) {
-  int status = 0;
-  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string result = status == 0 && text != nullptr ? absl::StrCat(text, " [", name, "]") : name;
-  std::free(text);
-  return result;
+  std::string text = Demangle(name);
+  return text != name ? absl::StrCat(text, " [", name, "]") : name;
 }
 
 // Appends to out->log and clears out->ok unless `library` exports `function`.

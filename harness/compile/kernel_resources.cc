@@ -1,8 +1,5 @@
 #include "harness/compile/kernel_resources.h"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -10,18 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "harness/common/demangle.h"
 #include "nlohmann/json.hpp"
 
 namespace kiln {
 namespace {
-
-std::string Demangle(const std::string& name) {
-  int status = 0;
-  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string result = status == 0 && text != nullptr ? std::string(text) : name;
-  std::free(text);
-  return result;
-}
 
 // The leading count of an item such as "512 bytes smem" or (older ptxas) "4+16 bytes smem".
 int64_t LeadingCount(absl::string_view item) {

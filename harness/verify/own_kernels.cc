@@ -1,9 +1,7 @@
 #include "harness/verify/own_kernels.h"
 
-#include <cxxabi.h>
-
 #include <cctype>
-#include <cstdlib>
+#include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +9,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "harness/common/demangle.h"
+#include "harness/verify/integrity_policy.h"
 
 namespace kiln::integrity {
 namespace {
@@ -38,15 +38,22 @@ bool SkipParens(const std::string& text, size_t& pos) {
   return false;
 }
 
+// Calls fn(position after the word) for every occurrence of `word` as a whole identifier.
+template <typename Fn>
+void ForEachWord(const std::string& text, std::string_view word, Fn fn) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at > 0 && IsIdentChar(text[at - 1])) || (end < text.size() && IsIdentChar(text[end]))) {
+      continue;
+    }
+    fn(end);
+  }
+}
+
 // `__global__ [attributes, return type] NAME(`: the identifier right before the first '(' that
 // is not an attribute's (__launch_bounds__(...), __attribute__((...)), __declspec(...)).
 void AddCudaKernels(const std::string& text, std::set<std::string>& out) {
-  constexpr std::string_view kGlobal = "__global__";
-  for (size_t at = text.find(kGlobal); at != std::string::npos;
-       at = text.find(kGlobal, at + kGlobal.size())) {
-    if (at > 0 && IsIdentChar(text[at - 1])) continue;
-    size_t pos = at + kGlobal.size();
-    if (pos < text.size() && IsIdentChar(text[pos])) continue;
+  ForEachWord(text, "__global__", [&](size_t pos) {
     std::string last;
     while (pos < text.size() && text[pos] != ';' && text[pos] != '{') {
       const char c = text[pos];
@@ -66,7 +73,7 @@ void AddCudaKernels(const std::string& text, std::set<std::string>& out) {
       }
       ++pos;
     }
-  }
+  });
 }
 
 // A Python function under a decorator whose last name is jit / autotune / heuristics
@@ -97,12 +104,7 @@ void AddTritonKernels(const std::string& text, std::set<std::string>& out) {
 }
 
 void AddNamespaces(const std::string& text, std::set<std::string>& out) {
-  constexpr std::string_view kNamespace = "namespace";
-  for (size_t at = text.find(kNamespace); at != std::string::npos;
-       at = text.find(kNamespace, at + kNamespace.size())) {
-    if (at > 0 && IsIdentChar(text[at - 1])) continue;
-    size_t pos = at + kNamespace.size();
-    if (pos >= text.size() || !std::isspace(static_cast<unsigned char>(text[pos]))) continue;
+  ForEachWord(text, "namespace", [&](size_t pos) {
     // `namespace a::b {` declares both.
     while (true) {
       std::string name = NextIdentifier(text, pos);
@@ -111,7 +113,7 @@ void AddNamespaces(const std::string& text, std::set<std::string>& out) {
       if (text.compare(pos, 2, "::") != 0) break;
       pos += 2;
     }
-  }
+  });
 }
 
 // Strips a balanced <...> suffix.
@@ -139,14 +141,8 @@ SourceKernels KernelsOfSources(const v1::Solution& solution) {
 }
 
 std::string KernelFunctionName(const std::string& profiler_name) {
-  std::string name = profiler_name;
-  if (absl::StartsWith(name, "_Z")) {
-    int status = 0;
-    char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-    if (status == 0 && demangled != nullptr) name = demangled;
-    std::free(demangled);
-  }
-  name = absl::StrReplaceAll(name, {{"(anonymous namespace)::", ""}});
+  std::string name =
+      absl::StrReplaceAll(Demangle(profiler_name), {{"(anonymous namespace)::", ""}});
   // The parameter list: the first '(' outside template arguments.
   int depth = 0;
   size_t end = name.size();
@@ -216,6 +212,20 @@ std::optional<std::string> NoOwnKernel(const std::vector<std::string>& launched,
                       ", none of them the solution's own (", defined,
                       "): the work was done by torch or the libraries under it: ",
                       absl::StrJoin(shown, "; "));
+}
+
+std::optional<OwnKernelFinding> JudgeOwnKernel(const v1::Definition& def,
+                                               const v1::Solution& solution,
+                                               const v1::TimingResult& timing) {
+  const std::string& language = solution.spec().language();
+  if (!RequiresOwnKernel(def) || (language != "python" && language != "triton") ||
+      timing.timer() != "cupti") {
+    return std::nullopt;
+  }
+  std::optional<std::string> finding =
+      NoOwnKernel({timing.kernels().begin(), timing.kernels().end()}, KernelsOfSources(solution));
+  if (!finding.has_value()) return std::nullopt;
+  return OwnKernelFinding{Reason(kNoOwnKernel, *finding), AllowsTorchOnly(def)};
 }
 
 }  // namespace kiln::integrity

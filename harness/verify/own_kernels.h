@@ -42,6 +42,18 @@ bool IsOwnKernel(const std::string& profiler_name, const SourceKernels& own);
 std::optional<std::string> NoOwnKernel(const std::vector<std::string>& launched,
                                        const SourceKernels& own);
 
+struct OwnKernelFinding {
+  std::string reason;         // "integrity.no_own_kernel: ..."
+  bool warning_only = false;  // the definition allows torch (kiln:allow-library:torch)
+};
+
+// integrity.no_own_kernel for a PASSED candidate: judged for Python/Triton solutions of
+// definitions that require a kernel of their own (RequiresOwnKernel), from the kernels the
+// CUPTI timer saw (under another timer they are unknown: nullopt). nullopt when it holds.
+std::optional<OwnKernelFinding> JudgeOwnKernel(const v1::Definition& def,
+                                               const v1::Solution& solution,
+                                               const v1::TimingResult& timing);
+
 }  // namespace kiln::integrity
 
 #endif  // KILN_HARNESS_VERIFY_OWN_KERNELS_H_

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Turns KernelBench problem files into kiln definitions (`kiln defs import --format kernelbench`).
 
     python3 -B kiln_kernelbench_import.py DIR [--level N]...

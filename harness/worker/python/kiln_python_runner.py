@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """kiln's Python runner: a kiln worker whose solution is Python code run in-process.
 
 kiln-harness starts it instead of kiln-worker for two kinds of solution:

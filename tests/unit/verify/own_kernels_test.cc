@@ -85,5 +85,43 @@ TEST_CASE("the finding: none of the launched kernels is the solution's own") {
                     "CUDA kernel)");
 }
 
+TEST_CASE("where no_own_kernel applies: KernelBench or tagged definitions, Python/Triton, CUPTI") {
+  v1::Solution torch_only = SolutionOf({{"model_new.py", "import torch\n"}});
+  torch_only.mutable_spec()->set_language("python");
+  v1::TimingResult cupti;
+  cupti.set_timer("cupti");
+  cupti.add_kernels(kTorchClamp);
+  v1::Definition kernelbench;
+  kernelbench.mutable_kernelbench()->set_level(1);
+
+  std::optional<OwnKernelFinding> f = JudgeOwnKernel(kernelbench, torch_only, cupti);
+  REQUIRE(f.has_value());
+  CHECK_THAT(f->reason, Catch::StartsWith("integrity.no_own_kernel: the timed calls launched 1 "
+                                          "kernel, none of them the solution's own"));
+  CHECK_FALSE(f->warning_only);
+
+  kernelbench.add_tags("kiln:allow-library:torch");
+  f = JudgeOwnKernel(kernelbench, torch_only, cupti);
+  REQUIRE(f.has_value());
+  CHECK(f->warning_only);
+
+  v1::Definition plain;
+  CHECK_FALSE(JudgeOwnKernel(plain, torch_only, cupti).has_value());
+  plain.add_tags("kiln:require-own-kernel");
+  CHECK(JudgeOwnKernel(plain, torch_only, cupti).has_value());
+
+  v1::TimingResult events = cupti;
+  events.set_timer("events");  // no kernel list: not judged
+  CHECK_FALSE(JudgeOwnKernel(plain, torch_only, events).has_value());
+  v1::Solution native = torch_only;
+  native.mutable_spec()->set_language("cuda");
+  CHECK_FALSE(JudgeOwnKernel(plain, native, cupti).has_value());
+  v1::Solution triton = SolutionOf({{"m.py", "@triton.jit\ndef relu_kernel(x):\n    pass\n"}});
+  triton.mutable_spec()->set_language("triton");
+  v1::TimingResult own = cupti;
+  own.add_kernels("relu_kernel");
+  CHECK_FALSE(JudgeOwnKernel(plain, triton, own).has_value());
+}
+
 }  // namespace
 }  // namespace kiln::integrity
