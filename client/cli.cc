@@ -162,14 +162,18 @@ std::vector<CommandSpec> BuildCommands() {
        {"DEF"}},
       {"defs set",
        "DEF [--atol X] [--rtol X] [--required-matched-ratio X] [--warmup N] [--iterations N] "
-       "[--trials N] [--reset]",
-       "how a definition is judged (operators): tolerances, official-mode timed-call counts",
+       "[--trials N] [--min-own-kernel-share X] [--reset]",
+       "how a definition is judged (operators): tolerances, official-mode timed-call counts, "
+       "the own-kernel share",
        {{"atol", "X", "absolute tolerance, >= 0 (default 0.01)"},
         {"rtol", "X", "relative tolerance, >= 0 (default 0.01)"},
         {"required-matched-ratio", "X", "share of elements within tolerance, in (0, 1] (1.0)"},
         {"warmup", "N", "untimed calls per trial, 0..1000 (default 10)"},
         {"iterations", "N", "timed calls per trial, 1..10000 (default 50)"},
         {"trials", "N", "trials with fresh inputs, 1..100 (default 3)"},
+        {"min-own-kernel-share", "X",
+         "least share of the timed calls' GPU time the solution's own kernels must do, in "
+         "[0, 1] (default 0.05 for KernelBench problems, else 0: off)"},
         {"reset", "", "clear every setting first (back to the definition's and the defaults)"},
         JsonFlag("the definition and its settings")},
        {"DEF"}},

@@ -95,7 +95,9 @@ absl::StatusOr<v1::DefinitionSettings> SettingsFromFlags(const ParsedArgs& args,
   for (const NumberFlag& f : {NumberFlag{"atol", &v1::DefinitionSettings::set_atol},
                               NumberFlag{"rtol", &v1::DefinitionSettings::set_rtol},
                               NumberFlag{"required-matched-ratio",
-                                         &v1::DefinitionSettings::set_required_matched_ratio}}) {
+                                         &v1::DefinitionSettings::set_required_matched_ratio},
+                              NumberFlag{"min-own-kernel-share",
+                                         &v1::DefinitionSettings::set_min_own_kernel_share}}) {
     absl::StatusOr<bool> given = ReadNumber(args, command, f.flag, &number);
     if (!given.ok()) return given.status();
     if (*given) (s.*f.set)(number);

@@ -364,6 +364,9 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
         cw.latency = LatencyInterval(trace.kiln().timing(), ms);
         cw.run_id = run->run_id();
         cw.solution_name = run->solution_name();
+        cw.own_share = trace.kiln().own_work().measured()
+                           ? std::optional<double>(trace.kiln().own_work().share())
+                           : std::nullopt;
       }
     }
   }
@@ -378,16 +381,23 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
     }
   }
   for (auto& [name, c] : competitors) {
+    double share_sum = 0;
+    int shares = 0;
     for (size_t i = 0; i < c.workloads.size(); ++i) {
       CompetitorWorkload& cw = c.workloads[i];
       if (cw.best_latency_ms == 0) continue;
       ++c.passed_workloads;
+      if (cw.own_share.has_value()) {
+        share_sum += *cw.own_share;
+        ++shares;
+      }
       for (size_t b = 0; b < baseline_count; ++b) {
         const BaselineMeasurement& base = report.workloads[i].baselines[b];
         cw.speedup[b] = base.latency_ms > 0 ? base.latency_ms / cw.best_latency_ms : 0;
         if (base.latency_ms > 0) cw.speedup_interval[b] = SpeedupInterval(base.interval, cw.latency);
       }
     }
+    if (shares > 0) c.own_share = share_sum / shares;
     Score(report.baselines, report.workloads, c);
     report.competitors.push_back(std::move(c));
   }

@@ -111,6 +111,9 @@ struct CompetitorWorkload {
   Interval latency;            // its 95 % interval
   std::string run_id;          // the run of that latency
   std::string solution_name;
+  // The share of that trace's timed GPU time done by the solution's own kernels
+  // (TraceDetail.own_work); nullopt where it was not measured.
+  std::optional<double> own_share;
   std::vector<double> speedup;  // per baseline; 0: not passed or baseline not known
   // Per baseline: the speedup's 95 % interval from both latencies' (SpeedupInterval); zeros
   // where the speedup is 0.
@@ -125,6 +128,8 @@ struct Competitor {
   bool designated = false;
   std::vector<CompetitorWorkload> workloads;  // parallel to DefinitionReport::workloads
   int passed_workloads = 0;
+  // The mean own-kernel share of the counted traces (MeanShare); nullopt where none measured it.
+  std::optional<double> own_share;
   std::vector<std::optional<double>> score;  // ContestScore per baseline
   // Per baseline: the mean of the workloads' speedup intervals (a failed workload counting
   // 0), known where `score` is.

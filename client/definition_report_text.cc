@@ -10,6 +10,7 @@
 #include "client/definition_report.h"
 #include "client/report.h"
 #include "client/table.h"
+#include "harness/verify/own_work.h"
 
 namespace kiln::cli {
 
@@ -70,6 +71,7 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
   for (double p : kFastPThresholds) {
     columns.push_back({absl::StrCat("fast_", absl::StrFormat("%g", p)), Align::kRight});
   }
+  columns.push_back({"own kernels", Align::kRight});
   columns.push_back({"runs", Align::kRight});
   if (report.rule == Rule::kLatest) columns.push_back({"counted run"});
   Table table(std::move(columns));
@@ -83,6 +85,8 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
     row.push_back(NoiseMark(known));
     row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
     for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
+    row.push_back(c.own_share.has_value() ? integrity::ShareText(*c.own_share)
+                                          : std::string(kAbsent));
     row.push_back(absl::StrCat(c.runs));
     if (report.rule == Rule::kLatest) {
       row.push_back(c.run_id.empty() ? kAbsent
@@ -211,6 +215,7 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
   Json json = {{"name", c.name},
                {"runs", c.runs},
                {"passed_workloads", c.passed_workloads},
+               {"own_kernel_share", OptionalNumber(c.own_share)},
                {"workload_count", c.workloads.size()},
                {"score", OptionalNumber(c.score[kReferenceBaseline])},
                {"run_id", c.run_id},

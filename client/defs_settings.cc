@@ -43,7 +43,7 @@ int RunDefsSet(const Invocation& inv, Console& console) {
   const bool reset = inv.args.Has("reset");
   if (!reset && settings->ByteSizeLong() == 0) {
     console.err << "kiln defs set: nothing to set: give --atol, --rtol, --required-matched-ratio, "
-                   "--warmup, --iterations, --trials or --reset\n";
+                   "--warmup, --iterations, --trials, --min-own-kernel-share or --reset\n";
     return kExitUsage;
   }
   Connection connection(inv);

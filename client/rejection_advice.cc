@@ -23,7 +23,8 @@ std::string RejectionAdvice(const std::string& reason) {
        "kiln changes a few values in the same input buffers and your outputs did not follow."},
       {integrity::kWorkAfterReturn,
        "Finish all work before the entry point returns: join or block every host thread you "
-       "start and enqueue all device work on ctx->stream (or make ctx->stream wait for it)."},
+       "start and enqueue all device work on ctx->stream (in Python, torch's current stream), "
+       "or make ctx->stream wait for your own stream's work with an event."},
       {integrity::kFasterThanMemory,
        "The reported latency is below what moving the workload's bytes at this device's peak "
        "bandwidth takes, so the timed calls cannot have done the work: compute the result inside "
@@ -53,6 +54,15 @@ std::string RejectionAdvice(const std::string& reason) {
        "outputs with your own code."},
       {integrity::kOutputAliasesInput,
        "Return tensors you allocated: not an input, a view of one, or kiln's output buffers."},
+      {integrity::kOutputNotPlainTensor,
+       "Return plain torch.Tensor objects computed inside the call: no Tensor subclass, "
+       "__torch_function__ / __torch_dispatch__ wrapper or look-alike, whose work would run "
+       "when kiln reads the output, after the timed window."},
+      {integrity::kOwnKernelShare,
+       "Do the work in your own kernels: the reason shows how little of the GPU time they took "
+       "beside torch's and the libraries' kernels; move the heavy part (the GEMM, the "
+       "reduction) into your Triton or CUDA kernel, or ask for a lower "
+       "--min-own-kernel-share."},
   };
   auto it = kAdvice.find(integrity::CheckOfReason(reason));
   return it == kAdvice.end() ? "" : it->second;

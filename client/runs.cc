@@ -18,6 +18,7 @@
 #include "harness/model/json_interop.h"
 #include "harness/model/unknown_definition.h"
 #include "harness/profile/profile_proto.h"
+#include "harness/verify/own_work.h"
 
 namespace kiln::cli {
 
@@ -79,6 +80,32 @@ std::string TimingCountsText(const v1::Run& run) {
   return "";
 }
 
+// The share of the timed calls' GPU time the solution's own kernels did: the mean over the
+// workloads, then each workload's, or why it was not measured.
+std::string OwnKernelsText(const v1::Run& run) {
+  std::vector<const v1::OwnWork*> works;
+  std::vector<std::string> parts;
+  for (const v1::Trace& trace : run.traces()) {
+    if (!trace.kiln().has_own_work()) continue;
+    works.push_back(&trace.kiln().own_work());
+    parts.push_back(absl::StrCat("workload ", trace.kiln().workload_index() + 1, ": ",
+                                 integrity::OwnWorkText(trace.kiln().own_work())));
+  }
+  if (works.empty()) return "";
+  const std::optional<double> mean = integrity::MeanShare(works);
+  std::string out = mean.has_value()
+                        ? absl::StrCat(integrity::ShareText(*mean), " of the GPU time (mean)")
+                        : std::string(integrity::OwnWorkText(*works.front()));
+  if (mean.has_value() || parts.size() > 1) {
+    for (const std::string& part : parts) absl::StrAppend(&out, "\n", std::string(12, ' '), part);
+  }
+  if (works.front()->min_share() > 0) {
+    absl::StrAppend(&out, "\n", std::string(12, ' '), "the definition needs at least ",
+                    integrity::ShareText(works.front()->min_share()));
+  }
+  return out;
+}
+
 std::string RunFields(const v1::Run& run) {
   std::string out;
   auto field = [&out](absl::string_view name, absl::string_view value) {
@@ -103,6 +130,7 @@ std::string RunFields(const v1::Run& run) {
     field("warning", warning);
     field("what to do", RejectionAdvice(warning));
   }
+  field("own kernels", OwnKernelsText(run));
   field("state", RunStateName(run.state()));
   if (run.kind() == "profile") field("kind", "profile (Nsight Compute; never ranked)");
   field("mode", run.mode());

@@ -30,6 +30,17 @@ v1::EffectiveSetting CountSetting(const std::string& name, bool set, int value, 
   return Setting(name, set ? value : default_value, set ? "set" : "default", default_value);
 }
 
+// Set, else the KernelBench default for a KernelBench problem ("default"), else none.
+v1::EffectiveSetting OwnShareSetting(const v1::Definition& def, const v1::DefinitionSettings& s) {
+  v1::Definition unset = def;
+  unset.clear_min_own_kernel_share();
+  const double default_value = MinOwnKernelShare(unset);
+  if (s.has_min_own_kernel_share()) {
+    return Setting("min_own_kernel_share", s.min_own_kernel_share(), "set", default_value);
+  }
+  return Setting("min_own_kernel_share", default_value, "default", default_value);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::Definition> DefinitionForRuns(Archive& archive, const std::string& name) {
@@ -56,6 +67,7 @@ std::vector<v1::EffectiveSetting> EffectiveSettings(const v1::Definition& def,
       CountSetting("warmup", s.has_warmup(), s.warmup(), official.warmup()),
       CountSetting("iterations", s.has_iterations(), s.iterations(), official.iterations()),
       CountSetting("trials", s.has_trials(), s.trials(), official.trials()),
+      OwnShareSetting(def, s),
   };
 }
 

@@ -103,9 +103,9 @@ std::shared_ptr<const SandboxPolicy> WorkerSandbox(const NodeContext& node, cons
   }
   // Only this slot's GPU: /dev/nvidia<minor> (the minor found from its PCI bus id), so the
   // worker cannot reach the GPUs other slots are timing on.
-  return node.sandbox->Policy(dir, std::move(readable),
-                              GpuDeviceNodes(job.backend->name, PlacementOf(job).device_minor),
-                              gpu, node.worker_memory_bytes);
+  return node.sandbox->WorkerPolicy(
+      dir, std::move(readable), GpuDeviceNodes(job.backend->name, PlacementOf(job).device_minor),
+      gpu, node.worker_memory_bytes);
 }
 
 }  // namespace

@@ -623,6 +623,11 @@ absl::Status HarnessService::DoPutDefinition(const Principal& caller,
         "definition.timing_overrides: not part of a definition; set timed-call counts with "
         "SetDefinitionSettings (kiln defs set)");
   }
+  if (def.has_min_own_kernel_share()) {
+    return absl::InvalidArgumentError(
+        "definition.min_own_kernel_share: not part of a definition; set it with "
+        "SetDefinitionSettings (kiln defs set --min-own-kernel-share)");
+  }
   if (!def.has_native_reference()) {
     // flashinfer-trace definitions carry only a Python reference; kiln ships native ones.
     absl::StatusOr<std::optional<v1::Solution>> shipped = ShippedNativeReference(def.name());

@@ -15,6 +15,7 @@
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
 #include "harness/profile/profile_proto.h"
+#include "harness/verify/own_work.h"
 
 namespace kiln::web {
 
@@ -471,7 +472,7 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
                       {true, true, true, true}),
                   "</table>\n<h2>Workloads</h2>\n", LatencyChart(run, samples), "<table>",
                   Header({"#", "workload", "status", "latency", "reference", "speedup",
-                          "max abs error", "why"}));
+                          "max abs error", "own kernels", "why"}));
   for (const v1::Trace& t : run.traces()) {
     const v1::TraceDetail& k = t.kiln();
     const double lat = k.timing().latency_ms(), ref = k.reference_timing().latency_ms();
@@ -487,8 +488,12 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
                    t.evaluation().has_correctness()
                        ? absl::StrFormat("%.3g", t.evaluation().correctness().max_absolute_error())
                        : "-",
+                   // The share of the GPU time done by the solution's own kernels.
+                   !k.has_own_work()          ? "-"
+                   : k.own_work().measured() ? integrity::ShareText(k.own_work().share())
+                                             : "not measured",
                    XmlEscape(why)},
-                  {true, false, false, true, true, true, true}));
+                  {true, false, false, true, true, true, true, true}));
   }
   absl::StrAppend(&out, "</table>\n");
   if (run.kind() == "profile" && run.has_profile()) {

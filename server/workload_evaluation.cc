@@ -25,6 +25,7 @@
 #include "harness/worker/worker_client.h"
 #include "harness/verify/integrity_policy.h"
 #include "harness/verify/own_kernels.h"
+#include "harness/verify/own_work.h"
 #include "server/admission.h"
 #include "server/output_comparison.h"
 #include "server/role_run.h"
@@ -167,12 +168,19 @@ void ApplyFloor(const WorkloadJob& job, double peak_gbps, WorkloadResult& out) {
   out.detail.set_reason(reason);
 }
 
-// integrity.no_own_kernel (own_kernels.h): REJECTED, or a warning where the definition allows
-// torch.
+// integrity.no_own_kernel (own_kernels.h), then integrity.own_kernel_share (own_work.h), whose
+// split of the GPU time the trace keeps either way: REJECTED, or a warning where the definition
+// allows torch.
 void ApplyOwnKernelCheck(const WorkloadJob& job, WorkloadResult& out) {
-  if (out.evaluation.status() != v1::PASSED || job.solution == nullptr) return;
+  if (job.solution == nullptr || !out.detail.has_timing()) return;
+  *out.detail.mutable_own_work() =
+      integrity::OwnWorkOf(*job.definition, *job.solution, out.detail.timing());
+  if (out.evaluation.status() != v1::PASSED) return;
   std::optional<integrity::OwnKernelFinding> finding =
       integrity::JudgeOwnKernel(*job.definition, *job.solution, out.detail.timing());
+  if (!finding.has_value()) {
+    finding = integrity::JudgeOwnKernelShare(*job.definition, out.detail.own_work());
+  }
   if (!finding.has_value()) return;
   if (finding->warning_only) {
     out.detail.add_warnings(finding->reason);

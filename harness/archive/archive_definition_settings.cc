@@ -15,7 +15,8 @@ namespace {
 using archive::Connection;
 using archive::Statement;
 
-constexpr char kColumns[] = "atol, rtol, required_matched_ratio, warmup, iterations, trials";
+constexpr char kColumns[] =
+    "atol, rtol, required_matched_ratio, warmup, iterations, trials, min_own_kernel_share";
 
 absl::Status RequireDefinition(Connection& conn, const std::string& name) {
   ARCHIVE_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT 1 FROM definitions WHERE name = ?1"));
@@ -49,7 +50,7 @@ absl::Status WriteSettings(Connection& conn, const std::string& definition,
   ARCHIVE_ASSIGN_OR_RETURN(Statement s,
                            conn.Prepare(absl::StrCat(
                                "INSERT OR REPLACE INTO definition_settings (definition, ", kColumns,
-                               ", updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")));
+                               ", updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")));
   s.BindText(1, definition);
   auto bind_double = [&s](int index, bool present, double value) {
     present ? s.BindDouble(index, value) : s.BindNull(index);
@@ -63,7 +64,8 @@ absl::Status WriteSettings(Connection& conn, const std::string& definition,
   bind_int(5, settings.has_warmup(), settings.warmup());
   bind_int(6, settings.has_iterations(), settings.iterations());
   bind_int(7, settings.has_trials(), settings.trials());
-  s.BindInt(8, archive::NowUnixMs());
+  bind_double(8, settings.has_min_own_kernel_share(), settings.min_own_kernel_share());
+  s.BindInt(9, archive::NowUnixMs());
   return s.Run();
 }
 
@@ -87,6 +89,7 @@ v1::DefinitionSettings DefinitionSettingsColumns(const Statement& s, int first) 
     out.set_iterations(static_cast<int32_t>(s.ColumnInt(first + 4)));
   }
   if (!s.ColumnIsNull(first + 5)) out.set_trials(static_cast<int32_t>(s.ColumnInt(first + 5)));
+  if (!s.ColumnIsNull(first + 6)) out.set_min_own_kernel_share(s.ColumnDouble(first + 6));
   return out;
 }
 

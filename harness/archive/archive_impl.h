@@ -40,8 +40,8 @@ struct Archive::Impl {
 
 namespace archive {
 int64_t NowUnixMs();
-// The six definition_settings columns (atol, rtol, required_matched_ratio, warmup, iterations,
-// trials) of the current row from column `first` on; NULL columns stay unset.
+// The seven definition_settings columns (atol, rtol, required_matched_ratio, warmup, iterations,
+// trials, min_own_kernel_share) of the current row from column `first` on; NULL columns stay unset.
 v1::DefinitionSettings DefinitionSettingsColumns(const Statement& s, int first);
 }  // namespace archive
 

@@ -24,6 +24,14 @@
 
 namespace kiln {
 
+// One kind of GPU work of timed calls: "kernel <name as the profiler gives it>", "memcpy kind
+// <k> <bytes> B" or "memset value <v> <bytes> B", with its records' summed GPU time.
+struct TimedWork {
+  std::string signature;
+  double total_ms = 0;
+  int64_t launches = 0;
+};
+
 // A span of device memory.
 struct MemoryRegion {
   const void* data = nullptr;
@@ -82,9 +90,9 @@ class Device : public TimedDevice {
   // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
   // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
   virtual double LastCallUnjoinedMs() const { return 0; }
-  // The kernels the timed calls launched (the CUPTI timer's activity records; every timed call
-  // launches the same set), names as the profiler gives them; empty where the timer cannot tell.
-  virtual std::vector<std::string> TimedKernels() const { return {}; }
+  // The GPU work of the calls timed since the last TakeTimedWork, by kind (the CUPTI timer's
+  // activity records), and clears it; empty where the timer cannot tell.
+  virtual std::vector<TimedWork> TakeTimedWork() { return {}; }
   // Fills `numel` elements of `dtype` at `dst` (device memory) with input `input_index`'s values
   // for `seed` under kiln's random scheme (harness/verify/input_generator.h), computed on the
   // device; complete when the call returns. UNIMPLEMENTED where the backend or the dtype has no

@@ -57,7 +57,13 @@ absl::Status ValidateDefinitionSettings(const v1::DefinitionSettings& s, Setting
     }
   }
   if (s.has_trials()) {
-    return CheckCount("trials", names, s.trials(), 1, kMaxTrials);
+    if (absl::Status st = CheckCount("trials", names, s.trials(), 1, kMaxTrials); !st.ok()) {
+      return st;
+    }
+  }
+  if (s.has_min_own_kernel_share() &&
+      !(s.min_own_kernel_share() >= 0 && s.min_own_kernel_share() <= 1)) {
+    return OutOfRange("min_own_kernel_share", names, "in [0, 1]", s.min_own_kernel_share());
   }
   return absl::OkStatus();
 }
@@ -86,6 +92,12 @@ void ApplyDefinitionSettings(const v1::DefinitionSettings& s, v1::Definition* de
   if (s.has_warmup()) def->mutable_timing_overrides()->set_warmup(s.warmup());
   if (s.has_iterations()) def->mutable_timing_overrides()->set_iterations(s.iterations());
   if (s.has_trials()) def->mutable_timing_overrides()->set_trials(s.trials());
+  if (s.has_min_own_kernel_share()) def->set_min_own_kernel_share(s.min_own_kernel_share());
+}
+
+double MinOwnKernelShare(const v1::Definition& def) {
+  if (def.has_min_own_kernel_share()) return def.min_own_kernel_share();
+  return def.has_kernelbench() ? kKernelBenchMinOwnKernelShare : 0;
 }
 
 std::string DefinitionSettingsText(const v1::DefinitionSettings& s) {
@@ -98,6 +110,9 @@ std::string DefinitionSettingsText(const v1::DefinitionSettings& s) {
   if (s.has_warmup()) parts.push_back(absl::StrCat("warmup=", s.warmup()));
   if (s.has_iterations()) parts.push_back(absl::StrCat("iterations=", s.iterations()));
   if (s.has_trials()) parts.push_back(absl::StrCat("trials=", s.trials()));
+  if (s.has_min_own_kernel_share()) {
+    parts.push_back(absl::StrCat("min_own_kernel_share=", s.min_own_kernel_share()));
+  }
   return absl::StrJoin(parts, " ");
 }
 

@@ -31,11 +31,20 @@ inline constexpr int kMaxWarmup = 1000;
 inline constexpr int kMaxIterations = 10000;
 inline constexpr int kMaxTrials = 100;
 
+// The least share of the timed calls' GPU time a solution's own kernels must do
+// (integrity.own_kernel_share) where no `kiln defs set --min-own-kernel-share` says otherwise:
+// KernelBench problems ask for a kernel of the solution's own doing real work, so a token kernel
+// beside torch's (a 16-element copy next to torch.matmul) is not enough, while an honest fusion
+// around a vendor GEMM or convolution (a Triton epilogue after cuDNN) stays well above it.
+// Other definitions have no minimum.
+inline constexpr double kKernelBenchMinOwnKernelShare = 0.05;
+
 // How errors name a field: as the RPC's field ("settings.atol") or as the CLI's flag ("--atol").
 enum class SettingNames { kField, kFlag };
 
 // Every field that is set must be in range: atol and rtol finite and >= 0, the matched ratio in
-// (0, 1], warmup 0..kMaxWarmup, iterations 1..kMaxIterations, trials 1..kMaxTrials.
+// (0, 1], warmup 0..kMaxWarmup, iterations 1..kMaxIterations, trials 1..kMaxTrials,
+// min_own_kernel_share in [0, 1].
 // INVALID_ARGUMENT naming the first bad field ("--atol: must be >= 0, got -1").
 absl::Status ValidateDefinitionSettings(const v1::DefinitionSettings& settings, SettingNames names);
 
@@ -44,9 +53,13 @@ v1::DefinitionSettings MergeDefinitionSettings(const v1::DefinitionSettings& sto
                                                const v1::DefinitionSettings& update);
 
 // Applies `settings` to the definition a run is evaluated with: tolerance fields replaced
-// (a definition without `tolerance` gets one, completed with the defaults) and the counts set in
-// timing_overrides. A definition with no setting is left as it is.
+// (a definition without `tolerance` gets one, completed with the defaults), the counts set in
+// timing_overrides, and min_own_kernel_share. A definition with no setting is left as it is.
 void ApplyDefinitionSettings(const v1::DefinitionSettings& settings, v1::Definition* def);
+
+// The least own-kernel share runs of `def` (as evaluated: settings applied) must reach: its
+// min_own_kernel_share, else kKernelBenchMinOwnKernelShare for a KernelBench problem, else 0.
+double MinOwnKernelShare(const v1::Definition& def);
 
 // The fields set, as "atol=1 rtol=0.3 required_matched_ratio=0.9 iterations=5"; "" for none.
 std::string DefinitionSettingsText(const v1::DefinitionSettings& settings);

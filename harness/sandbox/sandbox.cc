@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -61,6 +62,13 @@ SandboxProbe ProbeSandbox() {
   } else {
     probe.seccomp_detail = std::string(program.status().message());
   }
+  absl::StatusOr<std::string> worker = BuildSeccompProgram(
+      /*inet_sockets=*/false, {std::begin(kWorkerChannelFds), std::end(kWorkerChannelFds)});
+  if (worker.ok()) {
+    probe.worker_seccomp_program = std::make_shared<const std::string>(*std::move(worker));
+  } else if (probe.seccomp_detail.empty()) {
+    probe.seccomp_detail = std::string(worker.status().message());
+  }
   absl::StatusOr<std::string> profiler = BuildSeccompProgram(/*inet_sockets=*/true);
   if (profiler.ok()) {
     probe.profiler_seccomp_program = std::make_shared<const std::string>(*std::move(profiler));
@@ -82,7 +90,8 @@ absl::StatusOr<std::shared_ptr<const Sandbox>> Sandbox::Create(const std::string
     return absl::InvalidArgumentError(
         absl::StrCat("--sandbox: '", mode, "' is not one of auto, bwrap, none"));
   }
-  const bool usable = probe.bwrap_works && probe.seccomp_program != nullptr;
+  const bool usable = probe.bwrap_works && probe.seccomp_program != nullptr &&
+                      probe.worker_seccomp_program != nullptr;
   const std::string why_not =
       !probe.bwrap_works ? probe.bwrap_detail : absl::StrCat("seccomp: ", probe.seccomp_detail);
   auto sandbox = std::shared_ptr<Sandbox>(new Sandbox());
@@ -127,6 +136,17 @@ std::shared_ptr<const SandboxPolicy> Sandbox::Policy(const std::string& writable
   policy->devices = std::move(devices);
   policy->address_space_limit_ok = !gpu;
   policy->max_memory_bytes = max_memory_bytes;
+  return policy;
+}
+
+std::shared_ptr<const SandboxPolicy> Sandbox::WorkerPolicy(
+    const std::string& writable_dir, std::vector<std::string> readonly_paths,
+    std::vector<std::string> devices, bool gpu, int64_t max_memory_bytes) const {
+  std::shared_ptr<const SandboxPolicy> base =
+      Policy(writable_dir, std::move(readonly_paths), std::move(devices), gpu, max_memory_bytes);
+  if (base == nullptr) return nullptr;
+  auto policy = std::make_shared<SandboxPolicy>(*base);
+  policy->seccomp_program = probe_.worker_seccomp_program;
   return policy;
 }
 

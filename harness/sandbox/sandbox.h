@@ -20,6 +20,11 @@
 namespace kiln {
 
 // What this host offers for sandboxing, found by trying it.
+// The descriptors a worker talks to the harness on: its requests (fd 3) and its events and
+// results (fd 4), as worker/serve.h names them (kWorkerRequestFd, kWorkerEventFd); a child's
+// child_fds[i] becomes fd 3 + i (process.h).
+inline constexpr int kWorkerChannelFds[] = {3, 4};
+
 struct SandboxProbe {
   std::string bwrap;          // the bwrap found ("" when none)
   bool bwrap_works = false;   // a trivial sandbox with every namespace kiln uses ran
@@ -28,6 +33,9 @@ struct SandboxProbe {
   std::string seccomp_detail;
   // The filter of workers run under Nsight Compute: the same with loopback TCP sockets allowed.
   std::shared_ptr<const std::string> profiler_seccomp_program;
+  // The filter of workers: the same, and their pipes to the harness (kWorkerChannelFds) can be
+  // neither closed nor replaced.
+  std::shared_ptr<const std::string> worker_seccomp_program;
   std::shared_ptr<const CgroupHost> cgroups;
 };
 
@@ -58,6 +66,12 @@ class Sandbox {
                                               std::vector<std::string> readonly_paths,
                                               std::vector<std::string> devices, bool gpu,
                                               int64_t max_memory_bytes) const;
+  // Policy for a kiln-worker: the same, with the worker's seccomp filter, under which the
+  // candidate in the worker's process cannot close or replace the pipes the worker reports on.
+  std::shared_ptr<const SandboxPolicy> WorkerPolicy(const std::string& writable_dir,
+                                                    std::vector<std::string> readonly_paths,
+                                                    std::vector<std::string> devices, bool gpu,
+                                                    int64_t max_memory_bytes) const;
 
   // `policy` (from Policy) for a worker run under Nsight Compute: `profiler_dirs` readable too,
   // writable_dir/tmp seen as /tmp, and the profiler's seccomp filter, which allows AF_INET/AF_INET6

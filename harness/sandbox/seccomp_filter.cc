@@ -49,6 +49,35 @@ absl::Status Check(int rc, const std::string& what) {
   return absl::InternalError(absl::StrCat("seccomp: ", what, ": ", std::strerror(-rc)));
 }
 
+// dup2/dup3 onto, close, and close_range over each of `fds`: EPERM.
+absl::Status KeepFds(scmp_filter_ctx ctx, const std::vector<int>& fds) {
+  const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  for (int fd : fds) {
+    const auto value = static_cast<scmp_datum_t>(fd);
+    struct Rule {
+      const char* name;
+      std::vector<scmp_arg_cmp> args;
+    };
+    const Rule rules[] = {
+        {"dup2", {SCMP_A1(SCMP_CMP_EQ, value)}},
+        {"dup3", {SCMP_A1(SCMP_CMP_EQ, value)}},
+        {"close", {SCMP_A0(SCMP_CMP_EQ, value)}},
+        // close_range(first, last, flags) covers fd when first <= fd <= last.
+        {"close_range", {SCMP_A0(SCMP_CMP_LE, value), SCMP_A1(SCMP_CMP_GE, value)}},
+    };
+    for (const Rule& rule : rules) {
+      const int nr = seccomp_syscall_resolve_name(rule.name);
+      if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture (dup2 on arm64)
+      absl::Status s =
+          Check(seccomp_rule_add_array(ctx, eperm, nr, static_cast<unsigned>(rule.args.size()),
+                                       rule.args.data()),
+                rule.name);
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AddRules(scmp_filter_ctx ctx, bool inet_sockets) {
   const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
   for (const char* name : kBlocked) {
@@ -94,10 +123,12 @@ absl::Status AddRules(scmp_filter_ctx ctx, bool inet_sockets) {
 
 }  // namespace
 
-absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets) {
+absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets,
+                                                const std::vector<int>& kept_fds) {
   Filter ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (ctx == nullptr) return absl::InternalError("seccomp: cannot create a filter");
   if (absl::Status s = AddRules(ctx.get(), inet_sockets); !s.ok()) return s;
+  if (absl::Status s = KeepFds(ctx.get(), kept_fds); !s.ok()) return s;
   int fd = ::memfd_create("kiln-seccomp-export", MFD_CLOEXEC);
   if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
   std::string program;

@@ -21,7 +21,12 @@ namespace kiln {
 // `inet_sockets`: AF_INET and AF_INET6 sockets are allowed too. Only for Nsight Compute's
 // workers, whose profiler talks to the profiled process over loopback TCP; the sandbox's network
 // namespace has nothing but its own loopback, so they reach no other host or process.
-absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets = false);
+// `kept_fds`: descriptors the child may neither close nor replace (dup2/dup3 onto them,
+// close_range over them fail with EPERM): a worker's pipes to the harness (fds 3 and 4), which a
+// hostile candidate in the worker's process would otherwise swap for a pipe of its own and
+// rewrite the results the worker reports.
+absl::StatusOr<std::string> BuildSeccompProgram(bool inet_sockets = false,
+                                                const std::vector<int>& kept_fds = {});
 
 // Names of the system calls the filter refuses (for --check and the docs).
 std::vector<std::string> BlockedSyscallNames();

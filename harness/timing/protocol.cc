@@ -55,6 +55,7 @@ absl::Status TimedSample(const Run& run, double* ms, bool* throttled) {
 }
 
 absl::Status PrepareTrial(const Run& run, int trial) {
+  run.device.StartInputSet();
   return run.work.prepare_trial ? run.work.prepare_trial(trial) : absl::OkStatus();
 }
 

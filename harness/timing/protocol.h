@@ -14,8 +14,8 @@
 //                The cap bounds both wall time and summed sample time; `iterations` > 0 also
 //                caps the samples taken.
 //
-// Call order, per call: before_call, [Flush], call, after_call; per trial: prepare_trial(t)
-// first. Official and kernelbench keep throttled samples (and say so in TimingResult.note);
+// Call order, per call: before_call, [Flush], call, after_call; per trial: StartInputSet and
+// prepare_trial(t) first. Official and kernelbench keep throttled samples (and say so in TimingResult.note);
 // robust drops them and counts them in samples_dropped. TimingResult.iterations is the number of
 // timed calls per trial (robust: all samples taken, dropped ones included).
 #ifndef KILN_HARNESS_TIMING_PROTOCOL_H_
@@ -46,6 +46,10 @@ class TimedDevice {
   // 2x the last-level cache (host) or 2x L2 (GPU): the official flush size.
   virtual int64_t DefaultFlushBytes() const = 0;
   virtual std::string DeviceName() const = 0;
+  // The calls timed from now on run on a new input set (a trial's fresh inputs): a timer that
+  // compares the work of timed calls (CUPTI: the same kernels, copies and fills) compares them
+  // only with calls on the same inputs. Called before every prepare_trial.
+  virtual void StartInputSet() {}
 };
 
 struct TimedCall {

@@ -41,6 +41,12 @@ inline constexpr char kRunnerTampered[] = "integrity.runner_tampered";
 inline constexpr char kOutputAliasesInput[] = "integrity.output_aliases_input";
 inline constexpr char kExceptionFallback[] = "integrity.exception_fallback";
 inline constexpr char kInheritsReference[] = "integrity.inherits_reference";
+// A value-returning candidate's output that is not exactly a torch.Tensor (a subclass, a
+// __torch_function__ / __torch_dispatch__ wrapper, an imitation): named by the Python runner.
+inline constexpr char kOutputNotPlainTensor[] = "integrity.output_not_plain_tensor";
+// The solution's own kernels did less than the definition's minimum share of the timed calls'
+// GPU time (kiln defs set --min-own-kernel-share).
+inline constexpr char kOwnKernelShare[] = "integrity.own_kernel_share";
 
 // "<check>: <detail>".
 std::string Reason(const char* check, const std::string& detail);

@@ -1,11 +1,13 @@
 #include "harness/worker/evaluation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <thread>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "harness/worker/peak_bandwidth.h"
 #include "harness/worker/solution_library.h"
 #include "harness/worker/tensor_set.h"
+#include "harness/worker/timed_work.h"
 
 namespace kiln {
 namespace {
@@ -125,6 +128,10 @@ class Evaluation {
   // integrity.work_after_return for timed calls: the timer's view of GPU work that outlived
   // ctx->stream.
   absl::Status CheckUnjoinedTimedWork(const std::string& what);
+  // When two calls on the same inputs differed: whether the cause is GPU work on a stream the
+  // solution never joined to ctx->stream (integrity.work_after_return), seen by one more call
+  // under the CUPTI timer. OK when it is not (or the timer cannot tell).
+  absl::Status DiagnoseUnjoinedStream(int trial);
   // Return code, device errors and input integrity of the last Call; then the helper threads'
   // CPU time around it (`what` names the call in a rejection). `after_timer`: the call was
   // timed, and the timer has waited for the device to be idle.
@@ -193,6 +200,7 @@ class CostedDevice : public TimedDevice {
   std::string TimerName() const override { return inner_.TimerName(); }
   int64_t DefaultFlushBytes() const override { return inner_.DefaultFlushBytes(); }
   std::string DeviceName() const override { return inner_.DeviceName(); }
+  void StartInputSet() override { inner_.StartInputSet(); }
 
  private:
   TimedDevice& inner_;
@@ -361,6 +369,7 @@ absl::Status Evaluation::DeterminismCall(int trial) {
                      "solution writes its results after returning")));
   }
   s = CheckNoDeferredWrites(trial, *at_return, returned, kLateWriteWindow);
+  if (s.ok()) s = DiagnoseUnjoinedStream(trial);
   if (!s.ok()) return s;
   return Rejected(integrity::Reason(
       integrity::kNondeterministic,
@@ -368,6 +377,33 @@ absl::Status Evaluation::DeterminismCall(int trial) {
                    "output '", *differs, "'",
                    nondeterministic_ ? ", beyond the definition's tolerances"
                                      : "; the definition requires bitwise-identical results")));
+}
+
+absl::Status Evaluation::DiagnoseUnjoinedStream(int trial) {
+  // Two calls on the same inputs differed. A value-returning candidate whose work runs on a
+  // stream it never joins to ctx->stream hands back outputs before they are written: kiln's copy
+  // of them (on ctx->stream) reads whatever is there, and no output changes after the stream is
+  // idle. One more call under the CUPTI timer sees the work end after the stream was idle. The
+  // outputs already differ, so a smaller slack than the timed calls' check (which has no other
+  // evidence) suffices: enough for host/GPU timestamp skew.
+  constexpr double kSlackMs = 0.01;
+  if (device_->TimerName() != "cupti") return absl::OkStatus();
+  absl::Status s = tensors_->RenewOutputs();
+  if (!s.ok()) return s;
+  bool throttled = false;
+  absl::StatusOr<double> ms = device_->TimeCall([this] { return Call(/*timed=*/true); }, &throttled);
+  device_->TakeTimedWork();  // not a timed sample
+  if (!ms.ok()) return absl::OkStatus();  // the calls' disagreement stays the finding
+  const double unjoined = device_->LastCallUnjoinedMs();
+  if (unjoined <= kSlackMs) return absl::OkStatus();
+  return Rejected(integrity::Reason(
+      integrity::kWorkAfterReturn,
+      absl::StrCat("two calls on the same inputs (trial ", trial, ") gave different outputs, and "
+                   "the call's GPU work ran ", absl::SixDigits(unjoined),
+                   " ms after ctx->stream was idle: the solution computes on a stream it never "
+                   "joins to ctx->stream (torch's current stream in Python), so its outputs were "
+                   "read before they were written (record an event on that stream and make "
+                   "ctx->stream wait for it)")));
 }
 
 absl::Status Evaluation::CheckNoDeferredWrites(int trial, const std::vector<uint64_t>& at_return,
@@ -646,19 +682,14 @@ absl::Status Evaluation::Measure() {
     costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;
   };
+  device_->TakeTimedWork();  // what an earlier request's failed timing left
   CostedDevice costed(*device_, &costs_.flush, &costs_.timed, &costs_.span_ms,
                       &costs_.timed_calls);
   absl::StatusOr<v1::TimingResult> timing = RunTimingProtocol(config, costed, work);
   if (!timing.ok()) return timing.status();
   if (absl::Status s = Recheck(current_trial_); !s.ok()) return s;
   if (timing->device().empty()) timing->set_device(device_->DeviceName());
-  // What the timed calls launched (CUPTI), bounded: a candidate may launch many kernels with long
-  // templated names.
-  constexpr size_t kMaxKernels = 128, kMaxKernelName = 4096;
-  for (const std::string& name : device_->TimedKernels()) {
-    if (static_cast<size_t>(timing->kernels_size()) == kMaxKernels) break;
-    timing->add_kernels(name.substr(0, kMaxKernelName));
-  }
+  RecordTimedWork(device_->TakeTimedWork(), &*timing);
   *result_.mutable_timing() = *std::move(timing);
   return absl::OkStatus();
 }

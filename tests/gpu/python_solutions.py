@@ -50,6 +50,18 @@ SUBMISSIONS = [
     ("gemm_n4096_k4096_triton", "gemm_n4096_k4096", "PASSED", "", [], "all"),
     ("gemm_n4096_k4096_triton_value", "gemm_n4096_k4096", "PASSED", "", [], "all"),
     ("rmsnorm_h4096_triton", "rmsnorm_h4096", "PASSED", "", [], "all"),  # again: warm caches
+    # Honest solutions whose timed calls copy (a memcpy sized by the batch): the same-work rule
+    # compares only the timed calls of one trial, so batch 7, 64 and 14418 in one run PASS.
+    ("rmsnorm_h4096_torch_copy", "rmsnorm_h4096", "PASSED", "", [], "all"),
+    ("rmsnorm_h4096_triton_copy", "rmsnorm_h4096", "PASSED", "", [], "all"),
+    ("rmsnorm_h4096_cuda_copy", "rmsnorm_h4096", "PASSED", "", [], "all"),
+    # Hostile: each REJECTED under the name of what it did.
+    ("rmsnorm_h4096_deferred_subclass", "rmsnorm_h4096", "REJECTED",
+     "integrity.output_not_plain_tensor", [], "all"),
+    ("rmsnorm_h4096_side_stream", "rmsnorm_h4096", "REJECTED", "integrity.work_after_return",
+     [], "all"),
+    ("rmsnorm_h4096_cached_tensor", "rmsnorm_h4096", "REJECTED", "integrity.output_caching", [],
+     "all"),
 ]
 # (solution folder, kernel-name substring) timed here against kiln's latency.
 DIRECT = [("rmsnorm_h4096_triton", "rmsnorm_row"), ("gemm_n4096_k4096_triton", "gemm_abt")]

@@ -22,6 +22,9 @@ CallSpan SpanOfCall(const std::vector<ApiRecord>& api, const std::vector<GpuReco
     if (span.records == 0 || record.end > span.last_end) span.last_end = record.end;
     ++span.records;
     span.signatures.insert(record.signature);
+    WorkTime& time = span.work[record.signature];
+    time.ns += record.end - record.start;
+    ++time.records;
   }
   return span;
 }
@@ -41,7 +44,8 @@ absl::Status CheckSameWork(const std::set<std::string>& first, const std::set<st
                       std::back_inserter(added));
   std::set_difference(first.begin(), first.end(), now.begin(), now.end(),
                       std::back_inserter(missing));
-  std::string message = "the call launched different GPU work than the first timed call";
+  std::string message =
+      "the call launched different GPU work than the first timed call on the same inputs";
   if (!added.empty()) absl::StrAppend(&message, "; new: ", absl::StrJoin(added, ", "));
   if (!missing.empty()) absl::StrAppend(&message, "; missing: ", absl::StrJoin(missing, ", "));
   return absl::FailedPreconditionError(message);

@@ -8,6 +8,7 @@
 #define KILN_HARNESS_BACKEND_CUDA_ACTIVITY_SPAN_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,11 +32,18 @@ struct GpuRecord {
   uint32_t correlation_id = 0;
 };
 
+// GPU time and record count of one kind of work.
+struct WorkTime {
+  uint64_t ns = 0;
+  int64_t records = 0;
+};
+
 struct CallSpan {
   uint64_t first_start = 0;
   uint64_t last_end = 0;
   int64_t records = 0;  // GPU records of the call
   std::set<std::string> signatures;
+  std::map<std::string, WorkTime> work;  // by signature: the records' summed durations
 };
 
 // The GPU work launched by API calls that started in [t0, t1]. Records with an unknown
@@ -47,8 +55,9 @@ CallSpan SpanOfCall(const std::vector<ApiRecord>& api, const std::vector<GpuReco
 // records (flashinfer-bench refuses such a call as well).
 absl::StatusOr<double> SpanMilliseconds(const CallSpan& span);
 
-// OK when a call did the same kinds of work as the first timed call; otherwise
-// FAILED_PRECONDITION listing what was added and what is missing.
+// OK when a call did the same kinds of work as the first timed call on the same inputs;
+// otherwise FAILED_PRECONDITION listing what was added and what is missing. Calls on other inputs
+// (another trial or workload) may do other work: a copy sized by the batch, another algorithm.
 absl::Status CheckSameWork(const std::set<std::string>& first, const std::set<std::string>& now);
 
 }  // namespace kiln

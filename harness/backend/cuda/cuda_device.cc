@@ -360,6 +360,15 @@ absl::StatusOr<double> CudaDevice::TimeCall(const std::function<absl::Status()>&
   return ms;
 }
 
+std::vector<TimedWork> CudaDevice::TakeTimedWork() {
+  std::vector<TimedWork> work;
+  if (cupti_ == nullptr) return work;
+  for (const auto& [signature, time] : cupti_->TakeWork()) {
+    work.push_back({signature, static_cast<double>(time.ns) / 1e6, time.records});
+  }
+  return work;
+}
+
 std::string CudaDevice::ClockReport() const {
   if (clocks_ == nullptr) return absl::StrCat("unavailable (", clocks_unavailable_, ")");
   return clocks_->Describe();

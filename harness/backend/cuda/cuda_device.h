@@ -69,9 +69,10 @@ class CudaDevice final : public Device {
                                   bool* throttled) override;
   std::string TimerName() const override { return cupti_ != nullptr ? "cupti" : "events"; }
   double LastCallUnjoinedMs() const override { return last_unjoined_ms_; }
-  std::vector<std::string> TimedKernels() const override {
-    return cupti_ != nullptr ? cupti_->Kernels() : std::vector<std::string>{};
+  void StartInputSet() override {
+    if (cupti_ != nullptr) cupti_->StartInputSet();
   }
+  std::vector<TimedWork> TakeTimedWork() override;
   int64_t DefaultFlushBytes() const override { return 2 * l2_bytes_; }
   std::string DeviceName() const override { return name_; }
 

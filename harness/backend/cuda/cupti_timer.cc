@@ -233,19 +233,18 @@ absl::StatusOr<double> CuptiTimer::TimeCall(
   } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {
     return s;
   }
+  for (const auto& [signature, time] : span.work) {
+    WorkTime& total = work_[signature];
+    total.ns += time.ns;
+    total.records += time.records;
+  }
   return *ms;
 }
 
-std::vector<std::string> CuptiTimer::Kernels() const {
-  std::vector<std::string> names;
-  if (!first_work_.has_value()) return names;
-  constexpr std::string_view kKernel = "kernel ";
-  for (const std::string& signature : *first_work_) {
-    if (signature.compare(0, kKernel.size(), kKernel) == 0) {
-      names.push_back(signature.substr(kKernel.size()));
-    }
-  }
-  return names;
+std::map<std::string, WorkTime> CuptiTimer::TakeWork() {
+  std::map<std::string, WorkTime> work;
+  work.swap(work_);
+  return work;
 }
 
 }  // namespace kiln

@@ -3,12 +3,14 @@
 // MEMSET is enabled once per process; each timed call is bracketed by CUPTI timestamps, the
 // device is synchronized (so work on any stream finishes), the records are flushed, and the
 // sample is the span of the call's GPU work (activity_span.h). A call whose set of kernels /
-// copies / fills differs from the first timed call's is an error, as in flashinfer-bench.
+// copies / fills differs from that of the first timed call on the same inputs is an error, as in
+// flashinfer-bench.
 #ifndef KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
 #define KILN_HARNESS_BACKEND_CUDA_CUPTI_TIMER_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -17,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "harness/backend/cuda/activity_span.h"
 #include "harness/backend/cuda/cupti_api.h"
 
 namespace kiln {
@@ -37,14 +40,20 @@ class CuptiTimer {
                                   const std::function<absl::Status()>& synchronize,
                                   int64_t* unjoined_ns);
 
-  // The kernels of the first timed call (every later one launched the same set): names as
-  // CUPTI gives them (mangled for C++ kernels), sorted. Empty before a call was timed.
-  std::vector<std::string> Kernels() const;
+  // The calls timed from now on run on new inputs (a new trial or workload): the next one's
+  // work is what the later ones are compared with.
+  void StartInputSet() { first_work_.reset(); }
+
+  // The GPU work of the calls timed since the last TakeWork, by signature ("kernel <name as
+  // CUPTI gives it>", "memcpy kind ...", "memset ..."): summed durations and record counts.
+  // Clears it.
+  std::map<std::string, WorkTime> TakeWork();
 
  private:
   explicit CuptiTimer(const CuptiApi& api) : api_(api) {}
   const CuptiApi& api_;
-  std::optional<std::set<std::string>> first_work_;  // signatures of the first timed call
+  std::optional<std::set<std::string>> first_work_;  // of the input set's first timed call
+  std::map<std::string, WorkTime> work_;             // since the last TakeWork
 };
 
 }  // namespace kiln

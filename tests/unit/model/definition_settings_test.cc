@@ -36,6 +36,28 @@ TEST_CASE("an out-of-range setting is refused naming its field or its flag") {
   s.Clear();
   s.set_trials(0);
   CHECK(Message(s, SettingNames::kFlag) == "--trials: must be >= 1, got 0");
+  s.Clear();
+  s.set_min_own_kernel_share(1.5);
+  CHECK(Message(s, SettingNames::kFlag) == "--min-own-kernel-share: must be in [0, 1], got 1.5");
+  s.set_min_own_kernel_share(-0.1);
+  CHECK_THAT(Message(s, SettingNames::kField),
+             Catch::StartsWith("settings.min_own_kernel_share: must be in [0, 1]"));
+}
+
+TEST_CASE("the own-kernel share minimum: set, else KernelBench's default, else none") {
+  v1::Definition plain, kernelbench;
+  kernelbench.mutable_kernelbench()->set_level(2);
+  CHECK(MinOwnKernelShare(plain) == 0);
+  CHECK(MinOwnKernelShare(kernelbench) == kKernelBenchMinOwnKernelShare);
+  v1::DefinitionSettings s;
+  s.set_min_own_kernel_share(0);
+  CHECK(ValidateDefinitionSettings(s, SettingNames::kFlag).ok());
+  ApplyDefinitionSettings(s, &kernelbench);
+  CHECK(MinOwnKernelShare(kernelbench) == 0);  // turned off
+  s.set_min_own_kernel_share(0.25);
+  ApplyDefinitionSettings(s, &plain);
+  CHECK(MinOwnKernelShare(plain) == 0.25);
+  CHECK(DefinitionSettingsText(s) == "min_own_kernel_share=0.25");
 }
 
 TEST_CASE("the contest's settings are valid, and so are zero tolerances and warmups") {

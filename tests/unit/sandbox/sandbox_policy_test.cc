@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
+#include <iterator>
+#include <sys/syscall.h>
 #include <algorithm>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -195,6 +198,65 @@ int SocketErrnoUnder(const std::string& program, int family) {
   return WEXITSTATUS(status);
 }
 
+// Runs `op` in a child under `program` with pipes on fds 3 and 4 (a worker's channels): its
+// errno, 0 on success.
+int ErrnoUnder(const std::string& program, int (*op)()) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int p[2], q[2];
+    if (::pipe(p) != 0 || ::pipe(q) != 0 || ::dup2(p[0], 3) != 3 || ::dup2(q[1], 4) != 4) {
+      ::_exit(254);
+    }
+    sock_fprog fprog{};
+    fprog.len = static_cast<unsigned short>(program.size() / sizeof(sock_filter));
+    fprog.filter = reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()));
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0) {
+      ::_exit(255);
+    }
+    ::_exit(op() == 0 ? 0 : errno);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+TEST_CASE("a worker's filter keeps its pipes to the harness: no close, dup2 or dup3 onto them") {
+  absl::StatusOr<std::string> plain = BuildSeccompProgram();
+  absl::StatusOr<std::string> worker =
+      BuildSeccompProgram(false, {std::begin(kWorkerChannelFds), std::end(kWorkerChannelFds)});
+  REQUIRE(plain.ok());
+  REQUIRE(worker.ok());
+  // What a candidate that interposes on the result pipe does: a pipe of its own over fd 4.
+  auto dup2_over_4 = [] {
+    int p[2];
+    return ::pipe(p) != 0 ? -1 : (::dup2(p[1], 4) == 4 ? 0 : -1);
+  };
+  auto dup3_over_3 = [] {
+    int p[2];
+    return ::pipe(p) != 0 ? -1 : (::dup3(p[0], 3, O_CLOEXEC) == 3 ? 0 : -1);
+  };
+  auto close_4 = [] { return ::close(4); };
+  auto close_range_all = [] { return static_cast<int>(::syscall(SYS_close_range, 3, ~0U, 0)); };
+  auto dup2_over_5 = [] {
+    int p[2];
+    return ::pipe(p) != 0 ? -1 : (::dup2(p[1], 5) == 5 ? 0 : -1);
+  };
+  auto close_range_above = [] { return static_cast<int>(::syscall(SYS_close_range, 5, ~0U, 0)); };
+  CHECK(ErrnoUnder(*worker, dup2_over_4) == EPERM);
+  CHECK(ErrnoUnder(*worker, dup3_over_3) == EPERM);
+  CHECK(ErrnoUnder(*worker, close_4) == EPERM);
+  CHECK(ErrnoUnder(*worker, close_range_all) == EPERM);
+  // Other descriptors are the program's own.
+  CHECK(ErrnoUnder(*worker, dup2_over_5) == 0);
+  CHECK(ErrnoUnder(*worker, close_range_above) == 0);
+  // Compilers and the rest keep the plain filter, which leaves fds 3 and 4 alone.
+  CHECK(ErrnoUnder(*plain, dup2_over_4) == 0);
+  CHECK(ErrnoUnder(*plain, close_4) == 0);
+}
+
 TEST_CASE("the profiler's seccomp filter allows inet sockets and nothing else more") {
   absl::StatusOr<std::string> plain = BuildSeccompProgram();
   absl::StatusOr<std::string> profiler = BuildSeccompProgram(/*inet_sockets=*/true);
@@ -243,15 +305,18 @@ TEST_CASE("a profiler's sandbox sees a folder of its job as /tmp, and nothing el
   probe.bwrap_works = true;
   probe.seccomp_program = std::make_shared<const std::string>("plain");
   probe.profiler_seccomp_program = std::make_shared<const std::string>("profiler");
+  probe.worker_seccomp_program = std::make_shared<const std::string>("worker");
   probe.cgroups = std::make_shared<const CgroupHost>();
   auto sandbox = Sandbox::Create("bwrap", false, probe);
   REQUIRE(sandbox.ok());
   auto dir = MakeTempDir("", "kiln-sandbox-test");
   REQUIRE(dir.ok());
-  auto worker = (*sandbox)->Policy(*dir, {"/opt/kiln"}, {}, true, 0);
+  // A compiler's policy has the plain filter; a worker's keeps its pipes to the harness.
+  CHECK(*(*sandbox)->Policy(*dir, {}, {}, false, 0)->seccomp_program == "plain");
+  auto worker = (*sandbox)->WorkerPolicy(*dir, {"/opt/kiln"}, {}, true, 0);
   REQUIRE(worker != nullptr);
+  CHECK(*worker->seccomp_program == "worker");
   CHECK(worker->tmp_dir.empty());
-  CHECK(*worker->seccomp_program == "plain");
   auto profiled = (*sandbox)->ProfilerPolicy(*worker, {"/opt/nsight-compute"});
   REQUIRE(profiled != nullptr);
   CHECK(*profiled->seccomp_program == "profiler");

@@ -37,6 +37,9 @@ class ScriptedDevice : public TimedDevice {
   std::string TimerName() const override { return "host"; }
   int64_t DefaultFlushBytes() const override { return 64 << 20; }
   std::string DeviceName() const override { return "scripted"; }
+  // How many input sets were started, and the timed calls made before each start.
+  std::vector<int> input_set_starts;
+  void StartInputSet() override { input_set_starts.push_back(timed); }
 };
 
 // A TimedCall that counts and logs its callbacks.
@@ -169,6 +172,19 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(r->samples_ms(149) == 6.0);
   CHECK(r->ci95_low_ms() < r->mean_ms());
   CHECK(r->ci95_high_ms() > r->mean_ms());
+}
+
+TEST_CASE("every trial starts a new input set before its inputs are made") {
+  ScriptedDevice dev;
+  CountingWork work;
+  auto official = RunTimingProtocol(Config("official"), dev, work.Make());
+  REQUIRE(official.ok());
+  // Before trial 0, 1 and 2, each after the previous trial's 50 timed calls.
+  CHECK(dev.input_set_starts == std::vector<int>{0, 50, 100});
+  ScriptedDevice kb;
+  CountingWork kb_work;
+  REQUIRE(RunTimingProtocol(Config("kernelbench"), kb, kb_work.Make()).ok());
+  CHECK(kb.input_set_starts == std::vector<int>{0});
 }
 
 TEST_CASE("official keeps throttled samples and says so") {

@@ -42,12 +42,25 @@ TEST_CASE("a call that launched no GPU work is an error") {
              Catch::StartsWith("the call launched no GPU work"));
 }
 
+TEST_CASE("the call's GPU time is summed per kind of work") {
+  std::vector<ApiRecord> api = {{110, 1}, {120, 2}, {130, 3}};
+  std::vector<GpuRecord> gpu = {{"kernel mine", 1000, 1100, 1},
+                                {"kernel torch", 1100, 1400, 2},
+                                {"kernel mine", 1400, 1450, 3}};
+  CallSpan span = SpanOfCall(api, gpu, 100, 200);
+  REQUIRE(span.work.size() == 2);
+  CHECK(span.work["kernel mine"].ns == 150);
+  CHECK(span.work["kernel mine"].records == 2);
+  CHECK(span.work["kernel torch"].ns == 300);
+}
+
 TEST_CASE("a call whose kernels differ from the first timed call's is an error") {
   CHECK(CheckSameWork({"kernel a", "kernel b"}, {"kernel b", "kernel a"}).ok());
   absl::Status s = CheckSameWork({"kernel a"}, {"kernel b"});
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
   CHECK_THAT(std::string(s.message()), Catch::Contains("new: kernel b"));
   CHECK_THAT(std::string(s.message()), Catch::Contains("missing: kernel a"));
+  CHECK_THAT(std::string(s.message()), Catch::Contains("first timed call on the same inputs"));
 }
 
 }  // namespace
