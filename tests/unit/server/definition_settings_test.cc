@@ -80,7 +80,7 @@ TEST_CASE("a definition shows flashinfer-bench's defaults until an operator sets
   v1::DefinitionDetail before = Show(node.stub());
   CHECK(before.definition().name() == kDef);
   CHECK(before.summary().workload_count() > 0);
-  REQUIRE(before.effective_size() == 6);
+  REQUIRE(before.effective_size() == 7);
   for (const v1::EffectiveSetting& s : before.effective()) {
     INFO(s.name());
     CHECK(s.source() == "default");
@@ -88,6 +88,8 @@ TEST_CASE("a definition shows flashinfer-bench's defaults until an operator sets
   }
   CHECK(Effective(before, "atol").value() == 1e-2);
   CHECK(Effective(before, "iterations").value() == 50);
+  // Not a KernelBench problem: no own-kernel share is asked of it unless an operator sets one.
+  CHECK(Effective(before, "min_own_kernel_share").value() == 0);
 
   v1::DefinitionSettings moe;
   moe.set_atol(1);
@@ -106,6 +108,13 @@ TEST_CASE("a definition shows flashinfer-bench's defaults until an operator sets
   CHECK(Effective(both, "atol").value() == 1);
   CHECK(Effective(both, "iterations").value() == 5);
   CHECK(both.summary().settings().trials() == 3);
+  v1::DefinitionSettings share;
+  share.set_min_own_kernel_share(0.25);
+  REQUIRE(Set(node.stub(), kOpsToken, share).ok());
+  const v1::DefinitionDetail shared = Show(node.stub());
+  CHECK(Effective(shared, "min_own_kernel_share").value() == 0.25);
+  CHECK(Effective(shared, "min_own_kernel_share").source() == "set");
+  CHECK(shared.summary().settings().min_own_kernel_share() == 0.25);  // stored, read back
   // Reset: back to the defaults.
   REQUIRE(Set(node.stub(), kOpsToken, {}, /*reset=*/true).ok());
   const v1::DefinitionDetail reset = Show(node.stub());
