@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/common/files.h"
+#include "harness/common/sha256.h"
 #include "harness/compile/compiler_invocation.h"
 #include "harness/compile/source_tree.h"
 #include "harness/sandbox/process.h"
@@ -49,11 +50,18 @@ class PythonToolchain final : public Toolchain {
   std::vector<std::string> Flags() const override { return {"--check"}; }
 
   // The calling convention and the number of arguments it takes are checked against the
-  // definition: a definition re-registered with other inputs must not reuse the check.
+  // definition: a definition re-registered with other inputs must not reuse the check. The
+  // runner's digest too: it builds load_inline's extensions into the package under keys of its
+  // own, which a package checked by another version of it may not have.
   std::string CacheSalt(const v1::Solution& solution) const override {
     absl::StatusOr<int> arity = Arity(solution);
+    std::string runner = "?";
+    if (absl::StatusOr<PythonInterpreter> python = interpreter_(); python.ok()) {
+      absl::StatusOr<std::string> digest = Sha256File(python->runner);
+      if (digest.ok()) runner = *digest;
+    }
     return absl::StrCat(DestinationPassing(solution) ? "dps" : "value", "|",
-                        arity.ok() ? absl::StrCat(*arity) : "?");
+                        arity.ok() ? absl::StrCat(*arity) : "?", "|runner ", runner);
   }
 
   const char* ArtifactName() const override { return kPythonPackageArtifact; }

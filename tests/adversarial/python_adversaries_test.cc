@@ -73,7 +73,7 @@ def run(a, b):
 TEST_CASE("python returned memory reused: the same cached tensor returned on every call") {
   REQUIRE_TORCH();
   // kiln overwrites returned memory with its complement once collected, so the second call
-  // returns the poison instead of a result it did not compute.
+  // returns the poison instead of a result it did not compute, and the runner recognises it.
   v1::Run run = Evaluate(PythonSolution("py_same_storage", R"(import torch
 _cache = {}
 
@@ -85,11 +85,9 @@ def run(a, b):
 )",
                                         /*dps=*/false),
                          4096);
-  INFO(run.reason());
-  CHECK(run.status() == v1::REJECTED);
-  // The determinism call is the first to return it again.
-  CHECK_THAT(run.reason(), Catch::StartsWith("integrity.nondeterministic: ") ||
-                               Catch::StartsWith("integrity.stale_output: "));
+  // The determinism call is the first to return it again: a replayed output, named as such.
+  CheckRejected(run, "integrity.output_caching");
+  CHECK_THAT(run.reason(), Catch::Contains("is the tensor an earlier call returned"));
 }
 
 TEST_CASE("python work after return: a thread computes the output after run() returned") {
@@ -148,6 +146,82 @@ def run(a, b):
                                         /*dps=*/false),
                          4096);
   CheckRejected(run, "integrity.output_aliases_input");
+}
+
+TEST_CASE("python honest value-returning control: torch.add's result returned PASSES") {
+  REQUIRE_TORCH();
+  v1::Run run = Evaluate(PythonSolution("py_value_honest", R"(import torch
+
+def run(a, b):
+    return torch.add(a, b)
+)",
+                                        /*dps=*/false),
+                         4096);
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  CHECK(run.status() == v1::PASSED);
+}
+
+TEST_CASE("python deferred work: a returned tensor subclass computes when kiln reads it") {
+  REQUIRE_TORCH();
+  // run() returns at once a subclass of an uncomputed tensor whose __torch_function__ adds the
+  // inputs the first time the output is touched: by kiln's collector, after the timed call.
+  v1::Run run = Evaluate(PythonSolution("py_deferred_subclass", R"(import torch
+
+class Deferred(torch.Tensor):
+    @staticmethod
+    def __new__(cls, a, b):
+        out = torch.Tensor._make_subclass(cls, torch.empty_like(a))
+        out.operands = (a, b)
+        return out
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        for arg in list(args) + list((kwargs or {}).values()):
+            if isinstance(arg, Deferred) and arg.__dict__.get("operands") is not None:
+                a, b = arg.__dict__.pop("operands")
+                with torch._C.DisableTorchFunction():
+                    torch.add(a, b, out=arg)
+        return super().__torch_function__(func, types, args, kwargs)
+
+def run(a, b):
+    return Deferred(a, b)
+)",
+                                        /*dps=*/false),
+                         1 << 20);
+  CheckRejected(run, "integrity.output_not_plain_tensor");
+  CHECK_THAT(run.reason(), Catch::Contains("output 'c' is a kiln_solution.kernel.Deferred"));
+}
+
+TEST_CASE("python deferred work: a torch function mode left entered computes in kiln's copy") {
+  REQUIRE_TORCH();
+  // A plain tensor is returned uncomputed; a TorchFunctionMode entered at import (never left)
+  // adds the inputs into it when kiln's collector copies it. kiln collects with the modes set
+  // aside, so the uncomputed tensor is what it gets.
+  v1::Run run = Evaluate(PythonSolution("py_deferred_mode", R"(import torch
+from torch.overrides import TorchFunctionMode
+
+_pending = {}
+
+class _Finish(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        for arg in args:
+            operands = _pending.pop(id(arg), None) if isinstance(arg, torch.Tensor) else None
+            if operands is not None:
+                torch.add(*operands, out=arg)
+        return func(*args, **(kwargs or {}))
+
+_Finish().__enter__()
+
+def run(a, b):
+    with torch._C.DisableTorchFunction():
+        out = torch.empty_like(a)
+    _pending[id(out)] = (a, b)
+    return out
+)",
+                                        /*dps=*/false),
+                         1 << 20);
+  INFO(run.reason() << "\n" << run.traces(0).evaluation().log());
+  CHECK(run.status() != v1::PASSED);
 }
 
 TEST_CASE("python reading the reference: the candidate's process has no reference to call") {

@@ -311,3 +311,121 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK_THAT(bad_level.err, Catch::Contains("--level: expected 1, 2 or 3"));
   }
 }
+
+namespace {
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The run's compile log, as `kiln runs show --json` gives it.
+std::string CompileLog(const HarnessInstance& harness, const Completed& submitted) {
+  const json run = json::parse(submitted.out, nullptr, false);
+  REQUIRE(run.is_object());
+  Completed shown = harness.Kiln({"runs", "show", run.value("run_id", std::string()), "--json"});
+  INFO(shown.Describe());
+  const json doc = json::parse(shown.out, nullptr, false);
+  REQUIRE(doc.is_object());
+  return doc.value("compile_log", std::string());
+}
+
+// What torch's own load_inline raises for `call` (Python), from the interpreter kiln uses.
+std::string TorchError(const std::string& call) {
+  Completed c = Run({KILN_TEST_PYTHON, "-c",
+                     "import sys\nfrom torch.utils.cpp_extension import load_inline\n"
+                     "try:\n    " + call + "\nexcept TypeError as e:\n    print(e)\n"
+                     "    sys.exit(0)\nsys.exit(1)\n"});
+  INFO(c.Describe());
+  REQUIRE(c.exit_code == 0);
+  std::string line = c.out.substr(0, c.out.find('\n'));
+  REQUIRE_FALSE(line.empty());
+  return line;
+}
+
+}  // namespace
+
+TEST_CASE("load_inline and load take torch's arguments with torch's meaning; outputs are plain "
+          "tensors",
+          "[kernelbench]") {
+  SKIP_WITHOUT_TORCH();
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data",
+                          {"--python", KILN_TEST_PYTHON, "--worker-timeout-s", "300"});
+  Completed imported = harness.Kiln({"defs", "import", DataPath("kernelbench_small"), "--format",
+                                     "kernelbench", "--level", "1", "--definition",
+                                     "kernelbench_l1_19_ReLU", "--python", KILN_TEST_PYTHON},
+                                    600);
+  INFO(imported.Describe());
+  REQUIRE(imported.exit_code == 0);
+  auto submit = [&](const std::string& file) {
+    Completed c = harness.Kiln({"submit", "--definition", "kernelbench_l1_19_ReLU", "--solution",
+                                DataPath("kernelbench_candidates/" + file), "--json"},
+                               600);
+    INFO(file << ": " << c.Describe());
+    return c;
+  };
+  {
+    // KernelBench's prompt call (verbose=True, extra_cflags=[""], extra_ldflags=[""]) with a
+    // functions dict, a flag given twice, -std=c++20 and two flags in one string: the module
+    // checks its docstring and the source its flags (#error), so PASSED means each arrived.
+    Completed c = submit("relu_inline_flags.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "PASSED");
+    // verbose=True: the build's commands are in the compile log.
+    CHECK_THAT(CompileLog(harness, c), Catch::Contains("-std=c++20") && Catch::Contains("-O2"));
+  }
+  {
+    // cpp_extension.load of a source the module writes next to itself at import: built by the
+    // compile stage, loaded by the worker (which writes it again, into its own copy).
+    Completed c = submit("relu_cpp_load.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "PASSED");
+    CHECK_THAT(CompileLog(harness, c), Catch::Contains("kiln: load('relu_cpp_load') built in"));
+  }
+  {
+    // A syntax error: the compiler's first error and the line that called load_inline, after
+    // one compile of main.cpp (torch's full header is not tried: it cannot cure a syntax error).
+    Completed c = submit("relu_cpp_syntax_error.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "COMPILE_ERROR");
+    CHECK_THAT(Reason(c), Catch::StartsWith("relu_cpp_syntax_error.py:18: error: "
+                                            "load_inline('relu_cpp_syntax'): main.cpp:") &&
+                              Catch::Contains(": error: expected"));
+    const std::string log = CompileLog(harness, c);
+    CHECK(Count(log, "-c main.cpp") == 1);
+    CHECK_THAT(log, Catch::Contains("not compiled again with torch's <torch/extension.h>"));
+  }
+  {
+    // An argument torch's load_inline does not take: torch's own TypeError, and the line.
+    const std::string torch_error =
+        TorchError("load_inline(name='x', cpp_sources='', extra_cuda_flags=['-O3'])");
+    Completed c = submit("relu_cpp_bad_keyword.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "COMPILE_ERROR");
+    CHECK_THAT(Reason(c), Catch::StartsWith("relu_cpp_bad_keyword.py:11: error: ") &&
+                              Catch::EndsWith("TypeError: " + torch_error));
+  }
+  {
+    // CUDA sources on a node whose torch has no CUDA: refused before anything is compiled, at the
+    // line that called load_inline (the file PASSES on a GPU node).
+    Completed cuda = Run({KILN_TEST_PYTHON, "-c", "import torch; print(torch.version.cuda)"});
+    if (cuda.out.rfind("None", 0) == 0) {
+      Completed c = submit("relu_cuda_inline_flags.py");
+      INFO(c.Describe());
+      CHECK(Status(c) == "COMPILE_ERROR");
+      CHECK_THAT(Reason(c), Catch::StartsWith("relu_cuda_inline_flags.py:30: error: "
+                                              "load_inline('relu_cuda_inline_flags'): this node"));
+    }
+  }
+  {
+    // A tuple holding a tensor subclass that computes when kiln first reads it.
+    Completed c = submit("relu_lazy_subclass.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "REJECTED");
+    CHECK_THAT(Reason(c), Catch::StartsWith("integrity.output_not_plain_tensor: output 'output' "
+                                            "is a kiln_solution.relu_lazy_subclass.LazyReLU, "
+                                            "not a torch.Tensor"));
+  }
+}

@@ -38,6 +38,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import re
 import sys
 import traceback
 
@@ -220,19 +221,31 @@ class Runner:
                 self.guard_check()
             if self.style == "dps":
                 return 0
-            result = self.normalize(self.last)
-            self.last = None
-            dsts = [self.views(args[self.n_in + j], True) for j in range(self.n_out)]
-            if self.guard is not None:
-                self.guard.check_disjoint(result, args, nargs, self.views)
-            with self.stream(ctx), self.no_grad():
-                for j, value in enumerate(result):
-                    self.store(j, value, dsts[j])
-                if self.guard is not None:
-                    self.guard.poison(result)
-            return 0
+            last, self.last = self.last, None
+            if self.guard is None:
+                return self._collect(self.normalize(last), args, nargs, ctx)
+            # A candidate's outputs are known by their type alone until each is a plain tensor:
+            # anything else may run the solution's code when read, after the timed call.
+            result = self.guard.plain_outputs(last, self.n_out, self.output_names)
+            with self.guard.overrides_off():
+                return self._collect(result, args, nargs, ctx)
         except Exception as e:
             return self.fail(e)
+
+    def _collect(self, result, args, nargs, ctx):
+        dsts = [self.views(args[self.n_in + j], True) for j in range(self.n_out)]
+        if self.guard is not None:
+            self.guard.check_disjoint(result, args, nargs, self.views)
+        with self.stream(ctx), self.no_grad():
+            # On ctx->stream, after the call's work: read on another stream, the output of a
+            # kernel still running there would look untouched (the poison).
+            if self.guard is not None:
+                self.guard.check_replay(result, self.output_names)
+            for j, value in enumerate(result):
+                self.store(j, value, dsts[j])
+            if self.guard is not None:
+                self.guard.poison(result)
+        return 0
 
     def normalize(self, result):
         torch = self.torch
@@ -280,7 +293,9 @@ class Guard:
 
     runner_tampered: the torch and runner functions kiln relies on are captured before the
     candidate is imported and must be the same objects after every call. output_aliases_input:
-    a returned tensor must not share memory with kiln's input or output buffers. Returned
+    a returned tensor must not share memory with kiln's input or output buffers.
+    output_not_plain_tensor: a value-returning candidate's outputs must be exactly torch.Tensor
+    (plain_outputs), and are then read with torch's overrides off (OverridesOff). Returned
     memory is poisoned after it was collected (see the module's doc)."""
 
     def __init__(self, torch, runner_cls, definition):
@@ -299,8 +314,10 @@ class Guard:
             for part in path.split("."):
                 obj = getattr(obj, part, None)
             self.watched["torch." + path] = obj
+        self.poisoned = {}  # byte span -> samples of the poison written there (last collect)
+        self.overrides_off = OverridesOff(torch)
         self.owners = {runner_cls.__name__: runner_cls, Guard.__name__: Guard,
-                       OwnWork.__name__: OwnWork}
+                       OwnWork.__name__: OwnWork, OverridesOff.__name__: OverridesOff}
         for owner, cls in self.owners.items():
             for name, value in vars(cls).items():
                 if callable(value):
@@ -320,6 +337,49 @@ class Guard:
             if self._current(name) is not original:
                 raise Refusal(REJECTED, f"integrity.runner_tampered: the solution replaced "
                                         f"{name}, which kiln's runner relies on")
+
+    def plain_outputs(self, result, n_out, names):
+        """The returned outputs in definition order, each exactly a torch.Tensor (or a Python
+        number, for a scalar output), found by type() alone: a tensor subclass, a
+        __torch_function__ / __torch_dispatch__ wrapper or an object imitating a tensor can run
+        the solution's code when kiln reads it (a subclass that computes when first touched,
+        after the timed call, times as nothing). Containers are read through tuple's, list's
+        and dict's own methods, never the returned object's."""
+        torch = self.torch
+        kind = type(result)
+        if kind is torch.Tensor:
+            items = [result]
+        elif issubclass(kind, (tuple, list)):
+            base = tuple if issubclass(kind, tuple) else list
+            items = [base.__getitem__(result, i) for i in range(base.__len__(result))]
+        elif issubclass(kind, dict):
+            missing = [n for n in names if not dict.__contains__(result, n)]
+            if missing:
+                raise ValueError(f"the returned dict has no output {', '.join(missing)}")
+            items = [dict.__getitem__(result, n) for n in names]
+        elif result is None or kind is int or kind is float or kind is bool:
+            raise TypeError(f"the function returned {kind.__name__}; expected a tensor or a "
+                            f"tuple of {n_out} tensors ({', '.join(names)}) (a "
+                            f"destination-passing solution needs destination_passing_style: "
+                            f"true)")
+        else:
+            shown = f"output '{names[0]}'" if n_out == 1 else "the returned value"
+            raise self._not_plain(shown, kind)
+        if len(items) != n_out:
+            raise ValueError(f"the function returned {len(items)} outputs; the definition has "
+                             f"{n_out} ({', '.join(names)})")
+        for j, value in enumerate(items):
+            t = type(value)
+            if not (t is torch.Tensor or t is int or t is float or t is bool):
+                raise self._not_plain(f"output '{names[j]}'", t)
+        return items
+
+    @staticmethod
+    def _not_plain(shown, cls):
+        return Refusal(REJECTED, f"integrity.output_not_plain_tensor: {shown} is a "
+                                 f"{_type_name(cls)}, not a torch.Tensor: kiln collects only "
+                                 f"plain tensors (a subclass or wrapper runs code of its own "
+                                 f"when read, after the timed call); return the tensor itself")
 
     def check_disjoint(self, result, args, nargs, views):
         torch = self.torch
@@ -342,9 +402,40 @@ class Guard:
                                             f"value-returning solution must return memory of "
                                             f"its own")
 
+    # Elements of each poisoned output kept to recognise it when returned again (check_replay).
+    REPLAY_SAMPLES = 4096
+
+    def _samples(self, flat):
+        step = max(1, flat.numel() // self.REPLAY_SAMPLES)
+        return flat[::step][:self.REPLAY_SAMPLES].clone()
+
+    def check_replay(self, result, names):
+        """integrity.output_caching: a returned tensor that is memory an earlier call returned,
+        still holding the poison kiln wrote there after collecting it. Memory recomputed in
+        place (a preallocated output written on every call) holds results, not the poison:
+        bitwise NOT of a value never equals it."""
+        torch = self.torch
+        for j, value in enumerate(result):
+            if type(value) is not torch.Tensor or value.numel() == 0:
+                continue
+            poisoned = self.poisoned.get(_byte_span(torch, value))
+            if poisoned is None:
+                continue
+            try:
+                flat = value.reshape(-1).view(poisoned.dtype)
+            except RuntimeError:  # another element size over the same memory: not a replay
+                continue
+            if bool(torch.equal(self._samples(flat), poisoned)):
+                name = names[j] if j < len(names) else str(j)
+                raise Refusal(REJECTED, f"integrity.output_caching: output '{name}' is the tensor "
+                                        f"an earlier call returned, untouched since kiln "
+                                        f"collected it: the solution replays a cached output "
+                                        f"instead of computing it on every call")
+
     def poison(self, result):
         torch = self.torch
         seen = set()
+        self.poisoned = {}
         for value in result:
             if not isinstance(value, torch.Tensor) or value.numel() == 0:
                 continue
@@ -355,10 +446,76 @@ class Guard:
             size = value.element_size()
             as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
             try:
-                value.view(as_int).bitwise_not_()
+                as_bits = value.view(as_int)
+                as_bits.bitwise_not_()
+                if value.is_contiguous():
+                    self.poisoned[key] = self._samples(as_bits.reshape(-1))
             except RuntimeError as e:  # memory the tensor cannot write (an expanded view)
                 print(f"kiln python runner: a returned output was not poisoned: {e}",
                       file=sys.stderr)
+
+
+def _type_name(cls):
+    """module.qualname of a class, read from the class itself: nothing it or its metaclass
+    defines runs."""
+    module = type.__dict__["__module__"].__get__(cls)
+    qualname = type.__dict__["__qualname__"].__get__(cls)
+    if type(module) is not str or type(qualname) is not str:
+        return "a class whose name is not a string"
+    return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+class OverridesOff:
+    """A context in which no Python code of the solution's runs inside torch operations on
+    plain tensors: __torch_function__ handling off (torch._C.DisableTorchFunction, which on torch
+    >= 2 covers torch function modes too), and the torch function and dispatch modes popped for
+    its duration and pushed back after (torch 1.13 keeps one more torch function mode beside
+    its stack: set aside too). What it calls is captured when it is made, before the solution is
+    imported."""
+
+    def __init__(self, torch):
+        C = torch._C
+        self.no_torch_function = getattr(C, "DisableTorchFunction", None)
+        try:
+            import torch.overrides as overrides
+        except ImportError:
+            overrides = None
+        try:
+            import torch.utils._python_dispatch as dispatch
+        except ImportError:
+            dispatch = None
+        self.no_dispatch_modes = getattr(dispatch, "_disable_current_modes", None)
+        self.stacks = []  # (length, pop, push) of each mode stack this torch has
+        pairs = [(overrides, "_len_torch_function_stack")]
+        if self.no_dispatch_modes is None:
+            pairs.append((dispatch, "_len_torch_dispatch_stack"))
+        for module, length in pairs:
+            fns = (getattr(C, length, None), getattr(module, "_pop_mode", None),
+                   getattr(module, "_push_mode", None))
+            if all(callable(f) for f in fns):
+                self.stacks.append(fns)
+        self.no_function_mode = getattr(overrides, "_no_torch_function_mode", None)
+
+    @staticmethod
+    def _push_back(push, modes):
+        for mode in reversed(modes):
+            push(mode)
+
+    @contextlib.contextmanager
+    def __call__(self):
+        with contextlib.ExitStack() as scope:
+            if self.no_torch_function is not None:
+                scope.enter_context(self.no_torch_function())
+            for length, pop, push in self.stacks:
+                modes = []
+                scope.callback(self._push_back, push, modes)
+                for _ in range(length()):
+                    modes.append(pop())
+            if self.no_function_mode is not None:
+                scope.enter_context(self.no_function_mode())
+            if self.no_dispatch_modes is not None:
+                scope.enter_context(self.no_dispatch_modes())
+            yield
 
 
 class OwnWork:
@@ -593,44 +750,199 @@ def light_extension_headers(include_dirs):
                  "namespace at { namespace cuda { using c10::cuda::getCurrentCUDAStream; "
                  "using c10::cuda::CUDAStream; } }\n")
     alias = "namespace torch { using namespace at; }\n"
+    bind = "#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n"
     head = "// kiln: a light <torch/extension.h> for load_inline's {} unit (kiln_python_runner.py)\n"
+    # cuda_bind: a CUDA unit with its own pybind11 module (load's sources often have one).
     return {"cuda": head.format("CUDA") + cuda + alias,
-            "cpp": head.format("binding") + tensor +
-            "#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n" + alias}
+            "cuda_bind": head.format("CUDA and binding") + cuda + bind + alias,
+            "cpp": head.format("binding") + tensor + bind + alias}
+
+
+class ExtensionBuildError(RuntimeError):
+    """An extension load_inline or load could not build: the message ends with the compiler's
+    (or the linker's) first error, `log` has every command of the build with its output."""
+
+    def __init__(self, what, first, log):
+        super().__init__(f"{what}: {first}")
+        self.log = log
+
+
+# A compiler's error line: gcc's "file:line[:col]: [fatal ]error: msg", nvcc's front end's
+# "file(line): [catastrophic ]error[ #n-D]: msg".
+_GCC_ERROR = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                        r"(?:fatal )?error: (?P<msg>.*)$")
+_NVCC_ERROR = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): "
+                         r"(?:catastrophic )?error(?: #[\w-]+)?: (?P<msg>.*)$")
+_OPEN, _CLOSE, _NAME = "[‘'\"`]", "[’'\"]", "[^’'\"]+"
+# First errors that torch's full <torch/extension.h> may cure where kiln's light one failed: a
+# name the compiler did not find (group n, where the diagnostic quotes it) or an incomplete
+# type. Anything else (a syntax error, a wrong argument, a missing file) fails the same way
+# with torch's header.
+_MISSING_DECLARATION = [re.compile(p) for p in (
+    rf"{_OPEN}(?P<n>{_NAME}){_CLOSE} was not declared in this scope",
+    rf"{_OPEN}(?P<n>{_NAME}){_CLOSE} is not a member of",
+    rf"{_OPEN}(?P<n>{_NAME}){_CLOSE} has not been declared",
+    rf"{_OPEN}(?P<n>{_NAME}){_CLOSE} (?:in namespace {_OPEN}{_NAME}{_CLOSE} )?does not name a "
+    rf"(?:template )?type",
+    rf"{_OPEN}(?P<n>{_NAME}){_CLOSE} is not a (?:class, namespace, or enumeration|"
+    rf"namespace-name|template)",
+    rf"has no member named {_OPEN}(?P<n>{_NAME}){_CLOSE}",
+    rf"there are no arguments to {_OPEN}(?P<n>{_NAME}){_CLOSE}",
+    rf"incomplete type {_OPEN}(?:(?:struct|class|union) )?(?P<n>{_NAME}){_CLOSE}",
+    r"incomplete type",
+    r'identifier "(?P<n>[^"]+)" is undefined',
+    r'has no member "(?P<n>[^"]+)"',
+    r'name followed by "::" must be a class or namespace name',
+    # An unknown macro used at file scope (PYBIND11_MODULE(...) { ... }, TORCH_LIBRARY(...)).
+    r"this declaration has no storage class or type specifier",
+    r"expected constructor, destructor, or type conversion before '\('",
+)]
+
+
+def _first_error(output):
+    """(file, message, 'file:line[:col]: error: message') of a compiler's first error, or None
+    when its output names none."""
+    for line in output.splitlines():
+        m = _GCC_ERROR.match(line) or _NVCC_ERROR.match(line)
+        if m:
+            col = m.groupdict().get("col")
+            where = f"{m['file']}:{m['line']}" + (f":{col}" if col else "")
+            return m["file"], m["msg"], f"{where}: error: {m['msg']}"
+    return None
+
+
+def _first_problem(output):
+    """The line of a failed compile or link that says what went wrong."""
+    first = _first_error(output)
+    if first is not None:
+        return first[2]
+    lines = [l.strip() for l in output.splitlines() if l.strip()]
+    for line in lines:
+        if "undefined reference" in line or "cannot find" in line or "error" in line:
+            return line
+    return lines[-1] if lines else "the compiler failed without a message"
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _flag_words(flags, what):
+    """A flag list as torch's build passes it: each flag stripped, all joined by spaces into
+    build.ninja's command, which the shell splits into words. So an empty flag vanishes and
+    "-O3 -DX=1" is two flags; a string (torch expects a list) is one flag."""
+    import shlex
+    joined = " ".join(str(f).strip() for f in _as_list(flags))
+    try:
+        return shlex.split(joined)
+    except ValueError as e:
+        raise ValueError(f"{what} {joined!r}: {e}") from None
+
+
+def _signature_stub(fn):
+    """A function with fn's parameters and an empty body: a call fn refuses raises the TypeError
+    CPython raises for fn, word for word, and nothing of fn runs."""
+    import inspect
+    kinds = inspect.Parameter
+    parameters = list(inspect.signature(fn).parameters.values())
+    last_positional_only = max((i for i, p in enumerate(parameters)
+                                if p.kind is kinds.POSITIONAL_ONLY), default=-1)
+    params, defaults, star = [], {}, False
+    for i, p in enumerate(parameters):
+        text = p.name
+        if p.kind is kinds.VAR_POSITIONAL:
+            text, star = "*" + p.name, True
+        elif p.kind is kinds.VAR_KEYWORD:
+            text = "**" + p.name
+        elif p.kind is kinds.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if p.default is not p.empty:
+            defaults[p.name] = p.default
+            text += f"=_defaults[{p.name!r}]"
+        params.append(text)
+        if i == last_positional_only:
+            params.append("/")
+    scope = {"_defaults": defaults}
+    exec(f"def {fn.__name__}({', '.join(params)}):\n    pass\n", scope)  # noqa: S102
+    return scope[fn.__name__]
+
+
+def _binding(functions, error_handling):
+    """The pybind11 module torch's load_inline appends to main.cpp for `functions`."""
+    if functions is None:
+        return []
+    if isinstance(functions, str):
+        functions = [functions]
+    if isinstance(functions, list):
+        functions = {f: f for f in functions}
+    elif not isinstance(functions, dict):
+        raise ValueError(f"Expected 'functions' to be a list or dict, but was {type(functions)}")
+    wrap = "torch::wrap_pybind_function" if error_handling else ""
+    lines = ["PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {"]
+    for name, doc in functions.items():
+        doc = str(doc).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        lines.append(f'm.def("{name}", {wrap}({name}), "{doc}");')
+    return lines + ["}"]
+
+
+def _unit(name, text, cuda, path=None, digest=None):
+    """One translation unit. light_text: what is compiled first with kiln's light
+    <torch/extension.h> on the include path (None: the unit includes nothing it lightens)."""
+    import hashlib
+    light = text if "torch/extension.h" in text else None
+    types = "#include <torch/types.h>\n"
+    if cuda and path is None and text.startswith(types):
+        # torch's cuda.cu starts with <torch/types.h> (all of ATen's operators); `#line` keeps
+        # the diagnostics' file and line numbers those of cuda.cu.
+        light = f'#line 1 "{name}"\n#include <torch/extension.h>\n' + text[len(types):]
+    return {"name": name, "text": text, "cuda": cuda, "path": path, "light_text": light,
+            "digest": digest or hashlib.sha256(text.encode()).hexdigest()}
 
 
 class LoadInline:
-    """kiln's torch.utils.cpp_extension.load_inline, installed before a solution is imported.
+    """kiln's torch.utils.cpp_extension.load_inline and load, installed before a solution is
+    imported. Each takes exactly the arguments of the node's torch's own (read from its
+    signature, so what that torch refuses raises its own TypeError), with torch's meaning.
 
     In the compile stage (--check; build=True) each call builds its extension into the solution's
     package (PKG_ROOT/kiln_extensions/NAME-KEY/NAME.so), which kiln's compile cache then keeps
-    with the package: the sources are written as torch's load_inline writes them (main.cpp with
-    <torch/extension.h> and a pybind11 module of `functions`, cuda.cu), the two translation units
-    compiled at once (nvcc with the node's -gencode flags, which the harness passes to the check
-    as --nvcc and --gencode, and the system c++), then linked. No ninja, no
-    TORCH_EXTENSIONS_DIR, nothing shared between solutions.
+    with the package: load_inline's sources are written as torch writes them (main.cpp with
+    <torch/extension.h> and a pybind11 module of `functions`, cuda.cu), load's are compiled where
+    they are; the units are compiled at once (ExtensionBuild: nvcc with the node's -gencode flags,
+    which the harness passes to the check as --nvcc and --gencode, and the system c++), then
+    linked. No ninja, no TORCH_EXTENSIONS_DIR, nothing shared between solutions; build_directory
+    is accepted and not used.
     In a worker (build=False) a call loads the extension the compile stage built for the same
     arguments; one it did not build is an error: nothing is compiled while a solution runs.
-    KEY hashes every argument that changes the binary, and the torch and python versions; the
-    nvcc and arches key the compile cache's entry for the package."""
+    KEY hashes every argument that changes the binary (the sources by content, not by path), and
+    the torch and python versions; the nvcc and arches key the compile cache's entry for the
+    package."""
 
-    ARGS = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
-            "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "build_directory",
-            "verbose", "with_cuda", "is_python_module", "with_pytorch_error_handling",
-            "keep_intermediates", "use_pch")
+    # The arguments kiln implements; another one a newer torch adds is refused unless left at
+    # its default.
+    KNOWN = frozenset((
+        "name", "sources", "cpp_sources", "cuda_sources", "sycl_sources", "functions",
+        "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags",
+        "extra_include_paths", "build_directory", "verbose", "with_cuda", "with_sycl",
+        "is_python_module", "is_standalone", "with_pytorch_error_handling",
+        "keep_intermediates", "use_pch", "no_implicit_headers"))
 
-    def __init__(self, torch, root, build, nvcc="", gencode=""):
+    def __init__(self, torch, root, build, nvcc="", gencode="", notes=None):
         self.torch = torch
         self.root = os.path.join(root, "kiln_extensions")
+        self.notes = notes if notes is not None else []  # what the builds say (check_solution)
         self.build = build
         self.nvcc = nvcc
         self.gencode = gencode.split()
         self.loaded = {}
+        self.torch_fns = {}  # torch's own load_inline and load, whose signatures kiln's take
 
     def install(self):
         # torch.utils.cpp_extension says at import where it looks for CUDA ("No CUDA runtime is
         # found, ..."): not the solution's output, which the check's log must start with.
-        import contextlib
         import io
         import logging
         logger = logging.getLogger("torch.utils.cpp_extension")
@@ -642,66 +954,130 @@ class LoadInline:
                 import torch.utils.cpp_extension as ext
         finally:
             logger.setLevel(level)
+        for which in ("load_inline", "load"):
+            self.torch_fns[which] = getattr(ext, which)
         ext.load_inline = self.load_inline
+        ext.load = self.load
 
-    def _args(self, args, kwargs):
-        values = dict(zip(self.ARGS, args))
-        for k, v in kwargs.items():
-            if k not in self.ARGS:
-                raise TypeError(f"load_inline() got an unexpected keyword argument '{k}'")
-            values[k] = v
-        if "name" not in values or "cpp_sources" not in values:
-            raise TypeError("load_inline() needs name and cpp_sources")
+    def load_inline(self, *args, **kwargs):
+        return self._serve(self._inline_spec(self._bind("load_inline", args, kwargs)))
 
-        def as_list(v):
-            if v is None:
-                return []
-            return [v] if isinstance(v, str) else list(v)
+    def load(self, *args, **kwargs):
+        return self._serve(self._files_spec(self._bind("load", args, kwargs)))
 
-        functions = values.get("functions")
-        if isinstance(functions, str):
-            functions = [functions]
+    def _bind(self, which, args, kwargs):
+        """The call's arguments by name as torch's `which` takes them, its defaults filled in."""
+        import inspect
+        fn = self.torch_fns[which]
+        signature = inspect.signature(fn)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            bound, refused = None, e
+        if bound is None:  # torch's own TypeError, not inspect's
+            _signature_stub(fn)(*args, **kwargs)
+            raise refused
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name, param in signature.parameters.items():
+            if name in self.KNOWN or param.default is param.empty:
+                continue
+            value = values.get(name, param.default)
+            if value is not param.default and value != param.default:
+                raise RuntimeError(f"{which}(): kiln does not implement {name}={value!r} (the "
+                                   f"arguments it does: docs/kernelbench.md, load_inline)")
+        return values
+
+    def _common(self, which, v):
+        name = v["name"]
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{which}: name {name!r} is not a Python identifier")
+        if v.get("is_python_module", True) and v.get("is_standalone", False):
+            raise ValueError("`is_python_module` and `is_standalone` are mutually exclusive.")
+        what = f"{which}('{name}')"
+        if v.get("is_standalone", False):
+            raise RuntimeError(f"{what}: kiln builds extensions, not executables "
+                               f"(is_standalone=True)")
+        if _as_list(v.get("sycl_sources")):
+            raise RuntimeError(f"{what}: kiln builds C++ and CUDA extensions, not SYCL")
         return {
-            "name": values["name"],
-            "cpp_sources": as_list(values["cpp_sources"]),
-            "cuda_sources": as_list(values.get("cuda_sources")),
-            "functions": functions if isinstance(functions, dict) else as_list(functions),
-            "extra_cflags": as_list(values.get("extra_cflags")),
-            "extra_cuda_cflags": as_list(values.get("extra_cuda_cflags")),
-            "extra_ldflags": as_list(values.get("extra_ldflags")),
-            "extra_include_paths": as_list(values.get("extra_include_paths")),
-            "with_cuda": values.get("with_cuda"),
-            "is_python_module": values.get("is_python_module", True),
-            "with_pytorch_error_handling": values.get("with_pytorch_error_handling", True),
-            "verbose": bool(values.get("verbose", False)),
+            "what": what, "name": name,
+            "cflags": _flag_words(v.get("extra_cflags"), "extra_cflags"),
+            "cuda_cflags": _flag_words(v.get("extra_cuda_cflags"), "extra_cuda_cflags"),
+            "ldflags": _flag_words(v.get("extra_ldflags"), "extra_ldflags"),
+            "include_paths": [str(p).strip() for p in _as_list(v.get("extra_include_paths"))],
+            "with_cuda": v.get("with_cuda"),
+            "is_python_module": bool(v.get("is_python_module", True)),
+            "verbose": bool(v.get("verbose", False)),
         }
 
-    def _key(self, a):
+    def _inline_spec(self, v):
+        """load_inline's two units, written as torch writes them."""
+        spec = self._common("load_inline", v)
+        implicit = not v.get("no_implicit_headers", False)
+        cpp = (["#include <torch/extension.h>"] if implicit else []) + \
+            _as_list(v["cpp_sources"]) + \
+            _binding(v.get("functions"), v.get("with_pytorch_error_handling", True))
+        cuda = _as_list(v.get("cuda_sources"))
+        if spec["with_cuda"] is None:
+            spec["with_cuda"] = bool(cuda)
+        spec["units"] = [_unit("main.cpp", "\n".join(cpp) + "\n", cuda=False)]
+        if cuda:
+            head = ["#include <torch/types.h>", "#include <cuda.h>",
+                    "#include <cuda_runtime.h>"] if implicit else []
+            # torch compiles cuda.cu with nvcc only when with_cuda; else with c++, as it is.
+            spec["units"].append(_unit("cuda.cu", "\n".join(head + cuda) + "\n",
+                                       cuda=bool(spec["with_cuda"])))
+        return spec
+
+    def _files_spec(self, v):
+        """load's units: the source files as they are, keyed by their content."""
+        import hashlib
+        spec = self._common("load", v)
+        paths = [os.path.abspath(str(s)) for s in _as_list(v["sources"])]
+        if not paths:
+            raise ValueError(f"{spec['what']}: no sources")
+        is_cuda = [os.path.splitext(p)[1] in (".cu", ".cuh") for p in paths]
+        if spec["with_cuda"] is None:
+            spec["with_cuda"] = any(is_cuda)
+        spec["units"] = []
+        for path, cuda in zip(paths, is_cuda):
+            if path.endswith(".sycl"):
+                raise RuntimeError(f"{spec['what']}: kiln builds C++ and CUDA extensions, not "
+                                   f"SYCL ({os.path.basename(path)})")
+            with open(path, "rb") as f:
+                data = f.read()
+            spec["units"].append(_unit(os.path.basename(path), data.decode("utf-8", "replace"),
+                                       cuda and bool(spec["with_cuda"]), path=path,
+                                       digest=hashlib.sha256(data).hexdigest()))
+        return spec
+
+    def _key(self, spec):
         import hashlib
         import json
-        keyed = {k: v for k, v in a.items() if k != "verbose"}
+        keyed = {k: spec[k] for k in ("name", "cflags", "cuda_cflags", "ldflags",
+                                      "include_paths", "with_cuda", "is_python_module")}
+        keyed["units"] = [(u["name"], u["cuda"], u["digest"]) for u in spec["units"]]
         keyed["torch"] = self.torch.__version__
         keyed["python"] = sys.version
         # Not the nvcc and arches: workers do not know them, and they key the compile cache's
         # entry for the whole package (the Python toolchain's version names them).
         return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:20]
 
-    def load_inline(self, *args, **kwargs):
-        a = self._args(args, kwargs)
-        name = a["name"]
-        if not name.isidentifier():
-            raise ValueError(f"load_inline: name '{name}' is not a Python identifier")
-        folder = os.path.join(self.root, f"{name}-{self._key(a)}")
+    def _serve(self, spec):
+        name = spec["name"]
+        folder = os.path.join(self.root, f"{name}-{self._key(spec)}")
         lib = os.path.join(folder, name + ".so")
         if lib in self.loaded:
             return self.loaded[lib]
         if not os.path.exists(os.path.join(folder, "built")):
             if not self.build:
-                raise RuntimeError(f"load_inline('{name}'): kiln's compile stage did not build "
-                                   f"this extension (its arguments differ from the compile "
-                                   f"stage's call, or the call is made only at run time)")
-            self._build(a, folder, lib)
-        module = self._import(name, lib, a["is_python_module"])
+                raise RuntimeError(f"{spec['what']}: kiln's compile stage did not build this "
+                                   f"extension (its arguments or sources differ from the "
+                                   f"compile stage's call, or the call is made only at run "
+                                   f"time)")
+            ExtensionBuild(self, spec, folder, lib).run()
+        module = self._import(name, lib, spec["is_python_module"])
         self.loaded[lib] = module
         return module
 
@@ -715,168 +1091,328 @@ class LoadInline:
         spec.loader.exec_module(module)
         return module
 
-    def _sources(self, a):
-        """main.cpp and cuda.cu as torch's load_inline writes them."""
-        cpp = ["#include <torch/extension.h>"] + a["cpp_sources"]
-        functions = a["functions"]
-        if functions:
-            items = functions.items() if isinstance(functions, dict) else \
-                [(f, f) for f in functions]
-            binding = "torch::wrap_pybind_function" if a["with_pytorch_error_handling"] else ""
-            cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
-            for fname, doc in items:
-                doc = doc.replace("\\", "\\\\").replace('"', '\\"')
-                cpp.append(f'm.def("{fname}", {binding}({fname}), "{doc}");')
-            cpp.append("}")
-        cu = None
-        if a["cuda_sources"]:
-            cu = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"] \
-                + a["cuda_sources"]
-        return "\n".join(cpp) + "\n", ("\n".join(cu) + "\n") if cu else None
 
-    def _build(self, a, folder, lib):
-        import shutil
-        import subprocess
-        import sysconfig
+class ExtensionBuild:
+    """The compile stage's build of one extension (LoadInline): its units compiled at once, then
+    linked with torch's libraries, in the order and with the flags torch's build.ninja has.
+
+    <torch/extension.h> is all of torch's C++ API (the nn/optim/data frontend) plus pybind11 and
+    Python.h, and parsing it is most of an extension's build. A unit that includes it is first
+    compiled with a lighter header of the same name found first on its include path
+    (light_extension_headers). When that fails, the unit is compiled with torch's own header only
+    if its first error is plausibly a declaration the light header leaves out (full_header_cure):
+    a name torch's headers declare, or an error inside a header; any other failure is the
+    source's own and is reported at once, with the compiler's first error. So no source is
+    refused that torch's load_inline builds, and a syntax error costs one compile. With cores to
+    spare both compiles of a unit start at once and the first success, light first, is kept."""
+
+    NVCC_COMMON = ["-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                   "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+                   "--expt-relaxed-constexpr"]
+    _mentions = {}  # word -> the torch header that has it ("" for none), for the process
+
+    def __init__(self, owner, spec, folder, lib):
         import time
         import torch.utils.cpp_extension as ext
-        torch = self.torch
-        os.makedirs(folder, exist_ok=True)
-        main_cpp, cuda_cu = self._sources(a)
-        with open(os.path.join(folder, "main.cpp"), "w") as f:
-            f.write(main_cpp)
-        with_cuda = a["with_cuda"] if a["with_cuda"] is not None else cuda_cu is not None
-        if cuda_cu is not None:
-            with open(os.path.join(folder, "cuda.cu"), "w") as f:
-                f.write(cuda_cu)
-        nvcc = self.nvcc
-        if with_cuda and not nvcc:
-            raise RuntimeError(f"load_inline('{a['name']}'): this node has no nvcc for CUDA "
-                               f"sources")
-        includes = _torch_paths(ext.include_paths, with_cuda) + a["extra_include_paths"] + \
-            [sysconfig.get_paths()["include"]]
-        defines = [f"-DTORCH_EXTENSION_NAME={a['name']}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+        if spec["with_cuda"] and not owner.nvcc:
+            raise ExtensionBuildError(spec["what"], "this node has no nvcc for CUDA sources", "")
+        if spec["with_cuda"] and owner.torch.version.cuda is None:
+            raise ExtensionBuildError(spec["what"], f"this node's torch "
+                                      f"{owner.torch.__version__} is built without CUDA: it "
+                                      f"has no CUDA libraries to link a CUDA extension with", "")
+        self.owner, self.spec, self.folder, self.lib = owner, spec, folder, lib
+        self.torch_includes = _torch_paths(ext.include_paths, spec["with_cuda"])
+        self.torch_libraries = _torch_paths(ext.library_paths, spec["with_cuda"])
+        self.shims = {flavor: os.path.join(folder, f"kiln_{flavor}_include")
+                      for flavor in ("cpp", "cuda", "cuda_bind")}
+        self.race = (os.cpu_count() or 1) >= 4
+        self.env = dict(os.environ, LC_ALL="C")  # diagnostics in plain ASCII, parsed below
+        self.log = []
+        self.started = time.monotonic()
+
+    def elapsed(self):
+        import time
+        return time.monotonic() - self.started
+
+    def run(self):
+        import shutil
+        spec = self.spec
+        os.makedirs(self.folder, exist_ok=True)
+        try:
+            self._prepare()
+            objects = self._compile()
+            self._link(objects)
+        except ExtensionBuildError as e:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            e.log = "\n".join(self.log)
+            raise
+        self._write_log()
+        if spec["verbose"]:
+            self.owner.notes.append("\n".join(self.log))
+        for name in os.listdir(self.folder):
+            if name.endswith((".o", ".o.log")):
+                os.unlink(os.path.join(self.folder, name))
+        with open(os.path.join(self.folder, "built"), "w") as f:
+            f.write(f"{self.elapsed():.2f}\n")
+        steps = "; ".join(line.split("]")[0].lstrip("[") for line in self.log
+                          if line.startswith("[") and " s]" in line.split("\n")[0])
+        self.owner.notes.append(f"kiln: {spec['what']} built in {self.elapsed():.1f} s ({steps})")
+
+    def _write_log(self):
+        with open(os.path.join(self.folder, "build.log"), "w") as f:
+            f.write("\n".join(self.log))
+
+    def _prepare(self):
+        """Sources written, light headers in place, each unit's command around its source."""
+        import sysconfig
+        torch = self.owner.torch
+        spec = self.spec
+        light = light_extension_headers(self.torch_includes)
+        for flavor, shim in self.shims.items():
+            os.makedirs(os.path.join(shim, "torch"), exist_ok=True)
+            with open(os.path.join(shim, "torch", "extension.h"), "w") as f:
+                f.write(light[flavor])
+        defines = [f"-DTORCH_EXTENSION_NAME={spec['name']}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
         for attr, macro in (("_PYBIND11_COMPILER_TYPE", "PYBIND11_COMPILER_TYPE"),
                             ("_PYBIND11_STDLIB", "PYBIND11_STDLIB"),
                             ("_PYBIND11_BUILD_ABI", "PYBIND11_BUILD_ABI")):
             value = getattr(torch._C, attr, None)
             if value is not None:
                 defines.append(f'-D{macro}="{value}"')
+        user = [f"-I{os.path.abspath(p)}" for p in spec["include_paths"]]
+        system = []
+        for path in self.torch_includes + [sysconfig.get_paths()["include"]]:
+            system += ["-isystem", path]
         abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
-        defines.append(f"-D_GLIBCXX_USE_CXX11_ABI={abi}")
-        inc = [f"-I{p}" for p in includes]
-        std = "-std=c++17"
-        cxx = os.environ.get("CXX", "c++")
-        # <torch/extension.h> is all of torch's C++ API (the nn/optim/data frontend) plus
-        # pybind11 and Python.h, and parsing it is most of an extension's build. Each unit is
-        # first compiled with a lighter header of the same name found first on its include
-        # path (light_extension_headers): the tensor type, TORCH_CHECK, AT_DISPATCH and the
-        # common factories (torch:: names are at::'s), and for the binding unit pybind11 with
-        # torch's tensor caster. A unit that needs more of torch fails and is compiled with torch's own
-        # header, so no source is refused that torch's load_inline builds. With cores to spare
-        # both are started at once and the first to succeed, light first, is kept.
-        cpp_shim = ["-I" + os.path.join(folder, "kiln_cpp_include")]
-        cuda_shim = ["-I" + os.path.join(folder, "kiln_cuda_include")]
-        light = light_extension_headers(includes)
-        for what, shim in (("cuda", cuda_shim), ("cpp", cpp_shim)):
-            d = os.path.join(shim[0][2:], "torch")
-            os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, "extension.h"), "w") as f:
-                f.write(light[what])
-        if cuda_cu is not None:
-            # torch's cuda.cu starts with <torch/types.h>, all of ATen's operators; the light
-            # compile's starts with the light <torch/extension.h> instead.
-            with open(os.path.join(folder, "cuda_light.cu"), "w") as f:
-                f.write(cuda_cu.replace("#include <torch/types.h>\n",
-                                        "#include <torch/extension.h>\n", 1))
-        jobs = [("c++", [cxx, "-fPIC", std, "-O3"] + defines, inc + a["extra_cflags"] +
-                 ["-c", "main.cpp"], cpp_shim)]
-        if cuda_cu is not None:
-            jobs.append(("nvcc", [nvcc, "-Xcompiler", "-fPIC", std, "-O3",
-                                  "--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__",
-                                  "-D__CUDA_NO_HALF_CONVERSIONS__",
-                                  "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
-                                  "-D__CUDA_NO_HALF2_OPERATORS__"] + self.gencode + defines,
-                         inc + a["extra_cuda_cflags"] + ["-c", "cuda.cu"], cuda_shim))
-        race = (os.cpu_count() or 1) >= 4
-        log = []
-        started = time.monotonic()
+        common = defines + user
+        tail = system + [f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
+        for unit in spec["units"]:
+            self._place(unit)
+            unit["head"] = [self._compiler(unit)] + common
+            unit["tail"] = tail + self._unit_flags(unit)
 
-        def start(what, head, tail, shim):
-            out = ("main" if what == "c++" else "cuda") + (".light.o" if shim else ".o")
-            if shim and what == "nvcc":
-                tail = [("cuda_light.cu" if t == "cuda.cu" else t) for t in tail]
-            cmd = head + shim + tail + ["-o", out]
-            return {"what": what, "light": bool(shim), "cmd": cmd, "out": out,
-                    "proc": subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE,
-                                             stderr=subprocess.STDOUT, text=True,
-                                             start_new_session=True)}
+    @staticmethod
+    def _object(unit):
+        return os.path.splitext(unit["name"])[0] + (".cuda" if unit["cuda"] else "")
 
-        # Per unit: its light compile, and its full one (at once when racing, else after a
-        # light failure). The first light success wins; else the full compile's outcome.
-        units = {}
-        for what, head, tail, shim in jobs:
-            units[what] = [start(what, head, tail, shim)]
-            if race:
-                units[what].append(start(what, head, tail, []))
-        objects, failed = [], None
-        for what, head, tail, shim in jobs:
-            chosen = None
-            while units[what]:
-                job = units[what].pop(0)
-                out, _ = job["proc"].communicate()
-                kind = "light" if job["light"] else "torch's <torch/extension.h>"
-                log.append(f"[{what} {time.monotonic() - started:.1f} s] ({kind}) "
-                           f"{' '.join(job['cmd'])}\n{out}")
-                if job["proc"].returncode == 0:
-                    chosen = job
-                    break
-                if job["light"]:
-                    log.append(f"[{what}] needs more than the light <torch/extension.h>")
-                    if not race:
-                        units[what].append(start(what, head, tail, []))
-                elif failed is None:
-                    failed = (what, out)
-            for job in units[what]:  # the full compile the light one made unnecessary
+    def _place(self, unit):
+        unit["object"] = self._object(unit)
+        names = [self._object(u) for u in self.spec["units"]]
+        if names.count(unit["object"]) > 1:  # load()'s a/x.cpp and b/x.cpp
+            unit["object"] += f".{self.spec['units'].index(unit)}"
+        if unit["path"] is None:
+            unit["path"] = os.path.join(self.folder, unit["name"])
+            with open(unit["path"], "w") as f:
+                f.write(unit["text"])
+        unit["light_path"] = None
+        if unit["light_text"] is not None:
+            unit["light_path"] = unit["path"]
+            if unit["light_text"] != unit["text"]:
+                unit["light_path"] = os.path.join(self.folder, unit["object"] + ".light" +
+                                                  os.path.splitext(unit["name"])[1])
+                with open(unit["light_path"], "w") as f:
+                    f.write(unit["light_text"])
+
+    def _compiler(self, unit):
+        return self.owner.nvcc if unit["cuda"] else os.environ.get("CXX", "c++")
+
+    def _unit_flags(self, unit):
+        """What torch passes after the includes, then the solution's flags, which win: torch
+        puts -std=c++17 before them for c++ (the last -std counts) and for nvcc only when they
+        name none (nvcc refuses some redefinitions); kiln's -O3 likewise (torch gives none)."""
+        user = self.spec["cuda_cflags" if unit["cuda"] else "cflags"]
+        optimize = [] if any(f.startswith("-O") for f in user) else ["-O3"]
+        if not unit["cuda"]:
+            return ["-fPIC", "-std=c++17"] + optimize + user
+        std = [] if any(f.startswith("-std=") for f in user) else ["-std=c++17"]
+        return self.NVCC_COMMON + self.owner.gencode + ["-Xcompiler", "-fPIC"] + optimize + \
+            user + std
+
+    def _start(self, unit, light):
+        import subprocess
+        out = unit["object"] + (".light.o" if light else ".o")
+        shim = ["-I" + self.shims[self._flavor(unit)]] if light else []
+        source = unit["light_path"] if light else unit["path"]
+        if os.path.dirname(source) == self.folder:  # diagnostics name main.cpp, cuda.cu
+            source = os.path.basename(source)
+        cmd = unit["head"] + shim + unit["tail"] + ["-c", source, "-o", out]
+        output = open(os.path.join(self.folder, out + ".log"), "w+")
+        proc = subprocess.Popen(cmd, cwd=self.folder, stdout=output, stderr=subprocess.STDOUT,
+                                env=self.env, start_new_session=True)
+        return {"unit": unit, "light": light, "cmd": cmd, "out": out, "proc": proc,
+                "output": output}
+
+    @staticmethod
+    def _flavor(unit):
+        if not unit["cuda"]:
+            return "cpp"
+        return "cuda_bind" if "PYBIND11" in unit["text"] or "pybind11" in unit["text"] else "cuda"
+
+    def _kind(self, job):
+        if job["light"]:
+            return "kiln's light <torch/extension.h>"
+        return "torch's <torch/extension.h>" if job["unit"]["light_text"] is not None else \
+            "as written"
+
+    def _finished(self, job):
+        job["output"].seek(0)
+        text = job["output"].read()
+        job["output"].close()
+        what = "nvcc" if job["unit"]["cuda"] else "c++"
+        self.log.append(f"[{what} {self.elapsed():.1f} s] ({self._kind(job)}) "
+                        f"{' '.join(job['cmd'])}\n{text}")
+        return text
+
+    def _stop(self, jobs):
+        for job in jobs:
+            try:
+                os.killpg(job["proc"].pid, 9)  # nvcc's cicc, ptxas and host compiler too
+            except ProcessLookupError:
+                pass
+            job["proc"].wait()
+            job["output"].close()
+            self.log.append(f"[{job['unit']['name']}] {self._kind(job)} compile stopped: not "
+                            f"needed")
+
+    def _compile(self):
+        """Every unit's compiles at once; the object of each unit, or ExtensionBuildError at the
+        first unit that fails."""
+        import time
+        running = []
+        for unit in self.spec["units"]:
+            light = unit["light_path"] is not None
+            if light:
+                running.append(self._start(unit, True))
+            if not light or self.race:
+                running.append(self._start(unit, False))
+        done = {}
+        while running:
+            finished = [job for job in running if job["proc"].poll() is not None]
+            if not finished:
+                time.sleep(0.02)
+                continue
+            for job in finished:
+                running.remove(job)
+                self._settle(job, running, done)
+        return [done[unit["name"]] for unit in self.spec["units"]]
+
+    def _settle(self, job, running, done):
+        unit = job["unit"]
+        output = self._finished(job)
+        mine = [j for j in running if j["unit"] is unit]
+        if job["proc"].returncode == 0:
+            done[unit["name"]] = job["out"]
+            self._stop(mine)
+            for j in mine:
+                running.remove(j)
+            return
+        if not job["light"] and mine:  # racing: the light compile may still build the unit
+            unit["full_failure"] = output
+            return
+        if job["light"]:
+            cure = self.full_header_cure(output, unit)
+            if cure is None:
+                self.log.append(f"[{unit['name']}] not compiled again with torch's "
+                                f"<torch/extension.h>: its first error is the source's own, "
+                                f"not a declaration the light header leaves out")
+            else:
+                self.log.append(f"[{unit['name']}] compiled with torch's <torch/extension.h>: "
+                                f"the light header failed on {cure}")
+                output = unit.get("full_failure", output)
+                if "full_failure" not in unit:
+                    if not mine:
+                        running.append(self._start(unit, False))
+                    return
+        self._stop(running)
+        running.clear()
+        raise ExtensionBuildError(self.spec["what"], self._shown(_first_problem(output)), "")
+
+    def _shown(self, line):
+        """A diagnostic with the solution's files named from its package (load's sources)."""
+        package = os.path.join(os.path.dirname(self.owner.root), PACKAGE) + os.sep
+        return line.replace(package, "").replace(self.folder + os.sep, "")
+
+    def full_header_cure(self, output, unit):
+        """Why torch's own header may build what the light one could not (a phrase for the
+        log), or None when the first error is the source's own."""
+        first = _first_error(output)
+        if first is None:
+            return "no error line (the compiler stopped)"
+        file, message, text = first
+        path = os.path.realpath(os.path.join(self.folder, file))
+        if path.startswith(self._header_roots()):
+            return f"an error in a header ({text})"
+        for pattern in _MISSING_DECLARATION:
+            m = pattern.search(message)
+            if m is None:
+                continue
+            name = (m.groupdict().get("n") or "").split("<")[0].split("::")[-1].strip(" ()&*")
+            if not name:
+                return text
+            where = self._torch_mentions(name)
+            return f"'{name}', which torch's headers declare ({where}): {text}" if where \
+                else None
+        return None
+
+    def _header_roots(self):
+        """Where torch's and kiln's headers are, as compilers name them: a distribution's torch
+        include folder may hold links (torch/include/c10 -> /usr/include/c10)."""
+        roots = set()
+        for root in self.torch_includes + list(self.shims.values()):
+            roots.add(os.path.realpath(root) + os.sep)
+            for child in (os.listdir(root) if os.path.isdir(root) else []):
+                roots.add(os.path.realpath(os.path.join(root, child)) + os.sep)
+        return tuple(roots)
+
+    def _torch_mentions(self, word):
+        """A torch header (relative path) that has `word` as a whole word, or ""."""
+        if word in self._mentions:
+            return self._mentions[word]
+        needle = word.encode()
+        pattern = re.compile(rb"(?<![\w$])" + re.escape(needle) + rb"(?![\w$])")
+        root = os.path.realpath(self.torch_includes[0])
+        found, seen = "", set()
+        for folder, dirs, files in os.walk(root, followlinks=True):
+            real = os.path.realpath(folder)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
+            for name in files:
+                path = os.path.join(folder, name)
                 try:
-                    os.killpg(job["proc"].pid, 9)  # nvcc's cicc, ptxas and host compiler too
-                except ProcessLookupError:
-                    pass
-                job["proc"].communicate()
-                log.append(f"[{what}] ({'light' if job['light'] else 'full'} compile stopped: "
-                           f"not needed)")
-            if chosen is not None:
-                objects.append(chosen["out"])
-        if failed is None:
-            libs = [f"-L{p}" for p in _torch_paths(ext.library_paths, with_cuda)] + \
-                ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
-            if with_cuda:
-                libs += ["-lc10_cuda", "-ltorch_cuda", "-lcudart"]
-                cudart_dir = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
-                libs = [f"-L{cudart_dir}"] + libs
-            cmd = [cxx, "-shared"] + objects + libs + a["extra_ldflags"] + ["-o", lib]
-            r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
-            log.append(f"[link {time.monotonic() - started:.1f} s] {' '.join(cmd)}\n"
-                       f"{r.stdout}{r.stderr}")
-            if r.returncode != 0:
-                failed = ("link", r.stdout + r.stderr)
-        with open(os.path.join(folder, "build.log"), "w") as f:
-            f.write("\n".join(log))
-        if a["verbose"] or failed:
-            print("\n".join(log), file=sys.stderr if failed else sys.stdout, flush=True)
-        if failed:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise RuntimeError(f"Error building extension '{a['name']}' ({failed[0]}): "
-                               + failed[1].strip()[-4000:])
-        for f in ("main.o", "cuda.o", "main.light.o", "cuda.light.o"):
-            if os.path.exists(os.path.join(folder, f)):
-                os.unlink(os.path.join(folder, f))
-        with open(os.path.join(folder, "built"), "w") as f:
-            f.write(f"{time.monotonic() - started:.2f}\n")
-        steps = "; ".join(line.split("]")[0].lstrip("[") for line in log
-                          if line.startswith("[") and " s]" in line.split("\n")[0])
-        print(f"kiln: load_inline('{a['name']}') built in {time.monotonic() - started:.1f} s "
-              f"({steps})", flush=True)
+                    with open(path, "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if needle in data and pattern.search(data):
+                    found = os.path.relpath(path, root)
+                    break
+            if found:
+                break
+        self._mentions[word] = found
+        return found
+
+    def _link(self, objects):
+        import subprocess
+        spec = self.spec
+        libs = [f"-L{p}" for p in self.torch_libraries] + ["-lc10"]
+        if spec["with_cuda"]:
+            libs.append("-lc10_cuda")
+        libs.append("-ltorch_cpu")
+        if spec["with_cuda"]:
+            libs.append("-ltorch_cuda")
+        libs += ["-ltorch", "-ltorch_python"]
+        if spec["with_cuda"]:
+            toolkit = os.path.dirname(os.path.dirname(self.owner.nvcc))
+            libs += [f"-L{os.path.join(toolkit, 'lib64')}", "-lcudart"]
+        cmd = [os.environ.get("CXX", "c++")] + objects + ["-shared"] + spec["ldflags"] + libs + \
+            ["-o", self.lib]
+        r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True, env=self.env)
+        self.log.append(f"[link {self.elapsed():.1f} s] {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+        if r.returncode != 0:
+            raise ExtensionBuildError(spec["what"], self._shown(_first_problem(r.stdout +
+                                                                              r.stderr)), "")
 
 
 def _module_of(entry_file):
@@ -919,17 +1455,58 @@ def _torch_paths(fn, cuda):
     return fn(cuda=cuda)
 
 
-def _serve_load_inline(root, build, nvcc="", gencode=""):
+def _writable_package(root, folder):
+    """A copy of the solution's package in the worker's own folder, imported instead of the
+    compile stage's: a solution may write files next to its sources at import (a kernel.cu it
+    builds with load), and the compiled package is read-only in the sandbox and shared by every
+    run that hits kiln's compile cache. Its extensions stay where the compile stage built them."""
+    import shutil
+    copy = os.path.join(folder, "kiln_package")
+    shutil.copytree(os.path.join(root, PACKAGE), os.path.join(copy, PACKAGE), symlinks=True,
+                    dirs_exist_ok=True)
+    return copy
+
+
+def _serve_load_inline(root, build, nvcc="", gencode="", notes=None):
     """kiln's load_inline (LoadInline) in place of torch's, when torch imports."""
     try:
         import torch
     except Exception:  # noqa: BLE001 -- the solution's own import reports a missing torch
         return
-    LoadInline(torch, root, build, nvcc, gencode).install()
+    LoadInline(torch, root, build, nvcc, gencode, notes).install()
+
+
+def _import_failed(e, where):
+    """The compile stage's report of an exception raised while the solution was imported: its
+    line, then its traceback (without the import system's frames, and for the TypeError of
+    torch's load_inline signature without this runner's: the solution's call is at fault)."""
+    print(f"{where}: error: importing the solution failed: {type(e).__name__}: {e}")
+    import importlib
+    frames = traceback.extract_tb(e.__traceback__)
+    hidden = {os.path.realpath(importlib.__file__)}
+    if frames and frames[-1].filename == "<string>":  # torch's TypeError, from _signature_stub
+        hidden.add(os.path.realpath(__file__))
+    frames = [f for f in frames
+              if not f.filename.startswith("<") and os.path.realpath(f.filename) not in hidden]
+    print("Traceback (most recent call last):")
+    print("".join(traceback.format_list(frames)) +
+          "".join(traceback.format_exception_only(type(e), e)), end="")
+    return 1
 
 
 def check_solution(opts):
     """The compile stage: byte-compile, import, find the entry. Exit 0, or 1 with the reason."""
+    # What kiln's load_inline says of its builds (verbose logs, times) comes after the check's
+    # first line: a failed run's reason is the log's first line that says "error".
+    notes = []
+    try:
+        return _check_solution(opts, notes)
+    finally:
+        if notes:
+            print("\n".join(notes))
+
+
+def _check_solution(opts, notes):
     root = opts.solution
     base = os.path.join(root, PACKAGE)
     for folder, _, files in sorted(os.walk(base)):
@@ -952,11 +1529,23 @@ def check_solution(opts):
                 return 1
     entry_file, _, function = opts.entry.rpartition("::")
     try:
-        _serve_load_inline(root, build=True, nvcc=opts.nvcc, gencode=opts.gencode)
+        _serve_load_inline(root, build=True, nvcc=opts.nvcc, gencode=opts.gencode,
+                           notes=notes)
         fn = load_solution(root, opts.entry)
-    except (AttributeError, TypeError) as e:
-        print(f"{entry_file}: error: {e}")
+    except ExtensionBuildError as e:
+        # First the solution's line that asked for the build and the compiler's first error:
+        # the run's reason is the first line of this log that says "error".
+        where = _solution_frame(e.__traceback__, root) or entry_file
+        print(f"{where}: error: {e}")
+        if e.log:
+            print(e.log)
         return 1
+    except (AttributeError, TypeError) as e:
+        where = _solution_frame(e.__traceback__, root)
+        if where is None:  # load_solution's own: no such function, or not callable
+            print(f"{entry_file}: error: {e}")
+            return 1
+        return _import_failed(e, where)
     except ModuleNotFoundError as e:
         missing = e.name or str(e)
         if missing == PACKAGE or missing.startswith(PACKAGE + "."):
@@ -969,10 +1558,7 @@ def check_solution(opts):
                   f"this node ({e})")
         return 1
     except Exception as e:
-        where = _solution_frame(e.__traceback__, root) or entry_file
-        print(f"{where}: error: importing the solution failed: {type(e).__name__}: {e}")
-        traceback.print_exc(file=sys.stdout)
-        return 1
+        return _import_failed(e, _solution_frame(e.__traceback__, root) or entry_file)
     if opts.arity >= 0:
         import inspect
         target = fn
@@ -1108,6 +1694,7 @@ def main():
             first = json.loads(core.kiln_runner_definition_json().decode("utf-8"))
             guard = Guard(torch, Runner, first)
             _serve_load_inline(opts.solution, build=False)
+            opts.solution = _writable_package(opts.solution, here)
             solution_fn = load_solution(opts.solution, opts.entry)
     except Exception as e:
         text = traceback.format_exc()

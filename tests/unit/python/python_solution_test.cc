@@ -109,6 +109,42 @@ def run(a, b):
   CHECK(run.status() == v1::PASSED);
 }
 
+TEST_CASE("a returned output that is not exactly a torch.Tensor is REJECTED, naming its type") {
+  SKIP_WITHOUT_TORCH();
+  // Right values, wrong types: a Parameter (torch's own subclass) in a list, and an object
+  // imitating a tensor whose every attribute is a computation of its own. Both are refused by
+  // type() alone, before kiln reads anything of them.
+  v1::Run parameter = Submit(PythonNode(), PythonSolution("py_parameter", R"(import torch
+
+def run(a, b):
+    return [torch.nn.Parameter(a + b, requires_grad=False)]
+)",
+                                                          /*dps=*/false));
+  INFO(parameter.reason());
+  CHECK(parameter.status() == v1::REJECTED);
+  CHECK_THAT(parameter.reason(),
+             Catch::StartsWith("integrity.output_not_plain_tensor: output 'c' is a "
+                               "torch.nn.parameter.Parameter, not a torch.Tensor"));
+  v1::Run imitation = Submit(PythonNode(), PythonSolution("py_imitation", R"(import torch
+
+class Imitation:
+    def __init__(self, a, b):
+        self.__dict__["operands"] = (a, b)
+
+    def __getattr__(self, name):
+        return getattr(torch.add(*self.__dict__["operands"]), name)
+
+def run(a, b):
+    return Imitation(a, b)
+)",
+                                                          /*dps=*/false));
+  INFO(imitation.reason());
+  CHECK(imitation.status() == v1::REJECTED);
+  CHECK_THAT(imitation.reason(),
+             Catch::StartsWith("integrity.output_not_plain_tensor: output 'c' is a "
+                               "kiln_solution.kernel.Imitation, not a torch.Tensor"));
+}
+
 TEST_CASE("a package of several files with relative imports PASSES") {
   SKIP_WITHOUT_TORCH();
   v1::Solution s = PythonSolution("py_package", R"(from .ops.add import add_into

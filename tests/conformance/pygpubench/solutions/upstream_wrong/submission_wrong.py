@@ -1,0 +1,6 @@
+"""
+CONTROL: Wrong kernel (fills output with zeros). Should FAIL correctness checks.
+"""
+
+def kernel(output, inp):
+    output.zero_()
