@@ -132,8 +132,9 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
     // load_inline's extensions are built by the runner with this nvcc (and the system c++).
     opts.argv.push_back("--nvcc");
     opts.argv.push_back(extensions_.nvcc);
-    opts.argv.push_back("--gencode");
-    opts.argv.push_back(absl::StrJoin(extensions_.gencode, " "));
+    // One argument with '=': a value starting with '-' and holding no space (a single flag)
+    // would be taken by the runner's argument parser for an option of its own.
+    opts.argv.push_back(absl::StrCat("--gencode=", absl::StrJoin(extensions_.gencode, " ")));
     std::error_code canon_ec;
     const std::filesystem::path nvcc = std::filesystem::canonical(extensions_.nvcc, canon_ec);
     if (!canon_ec) extension_readable.push_back(nvcc.parent_path().parent_path().string());
