@@ -36,8 +36,9 @@ std::string RejectionAdvice(const std::string& reason) {
        "Remove the named call (vendor libraries, dlopen/dlsym, kiln internals, mprotect/ptrace) "
        "or ask for a definition that allows it with a kiln:allow-library:<name> tag."},
       {integrity::kNondeterministic,
-       "Make the kernel deterministic (no float atomics or races whose order changes the result) "
-       "or ask for the definition to carry the kiln:nondeterministic tag."},
+       "Make the kernel deterministic (no float atomics or races whose order changes the result, "
+       "no reads of memory nothing wrote, such as __shared__ memory of another block) or ask for "
+       "the definition to carry the kiln:nondeterministic tag."},
       {integrity::kOutputFile,
        "Do not touch kiln's files: the worker writes the outputs itself, inside the job folder."},
       {integrity::kNoOwnKernel,

@@ -56,6 +56,20 @@ int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expec
   return -1;
 }
 
+int64_t FirstPoisonElement(v1::DType dtype, const void* got, int64_t numel) {
+  const auto* g = static_cast<const unsigned char*>(got);
+  const int bits = DTypeBits(dtype);
+  const int64_t unit = std::max(1, bits / 8);
+  const int64_t per_unit = bits < 8 ? 8 / bits : 1;
+  const int64_t units = DTypeStorageBytes(dtype, numel) / unit;
+  const uint8_t poison = PoisonByte(dtype);
+  for (int64_t u = 0; u < units; ++u) {
+    const unsigned char* x = g + u * unit;
+    if (std::all_of(x, x + unit, [&](unsigned char b) { return b == poison; })) return u * per_unit;
+  }
+  return -1;
+}
+
 // Four independent lanes over consecutive 8-byte words keep the multiplier pipeline busy; the
 // lanes, the tail and the length are then absorbed in a fixed order.
 uint64_t Checksum64(const void* data, size_t bytes) {

@@ -24,6 +24,11 @@ uint8_t PoisonByte(v1::DType dtype);
 int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expected,
                              int64_t numel);
 
+// The first element of `got` (numel elements of `dtype`) that holds the poison of its dtype, or
+// -1: with no reference at hand, an element the call most likely never wrote (for integer types
+// 0xA5.. is also a value a computation can produce; for the float types it is a NaN none does).
+int64_t FirstPoisonElement(v1::DType dtype, const void* got, int64_t numel);
+
 // 64-bit checksum of bytes (fast, not cryptographic: it detects accidental and deliberate
 // in-place mutation of inputs by a candidate that does not know the checksum).
 uint64_t Checksum64(const void* data, size_t bytes);

@@ -19,6 +19,7 @@
 #include "harness/common/files.h"
 #include "harness/timing/protocol.h"
 #include "harness/verify/comparator.h"
+#include "harness/verify/integrity.h"
 #include "harness/verify/integrity_policy.h"
 #include "harness/worker/failure.h"
 #include "harness/worker/helper_threads.h"
@@ -451,12 +452,36 @@ absl::Status Evaluation::CheckTimedOutputs() {
   absl::StatusOr<std::string> differs = DifferingOutput(false);
   costs_.output_sums += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!differs.ok() || differs->empty()) return differs.status();
+  // Which of two things happened: the timed call left (part of) the output unwritten, holding
+  // the poison RenewOutputs put there (work skipped on the timed calls), or it wrote every
+  // element with other values than the checked call on the same inputs (a kernel whose results
+  // are not a function of its inputs: a data race, a read of uninitialised memory, or work that
+  // changes with the call count). Both are refused; the name says which.
+  absl::StatusOr<std::vector<std::string>> bytes = tensors_->OutputBytes();
+  if (!bytes.ok()) return bytes.status();
+  int64_t unwritten = -1;
+  for (int o = 0; o < tensors_->num_outputs(); ++o) {
+    if (tensors_->output_spec(o).name() != *differs) continue;
+    unwritten = FirstPoisonElement(tensors_->output_spec(o).dtype(), (*bytes)[o].data(),
+                                   tensors_->output_elements(o));
+  }
+  if (unwritten < 0) {
+    return Rejected(integrity::Reason(
+        integrity::kNondeterministic,
+        absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
+                     current_trial_, " differs from the checked call's on the same inputs, "
+                     "though the call wrote every element: its results are not a function of "
+                     "its inputs (a data race, a read of uninitialised memory, or work that "
+                     "changes with the call count); the definition requires bitwise-identical "
+                     "results")));
+  }
   return Rejected(integrity::Reason(
       integrity::kStaleOutput,
       absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
                    current_trial_,
-                   " differs from the checked call's on the same inputs: the timed calls did "
-                   "not compute what the checked call did")));
+                   " differs from the checked call's on the same inputs and element [", unwritten,
+                   "] (flat index) still holds kiln's poison: the timed calls did not compute "
+                   "what the checked call did")));
 }
 
 absl::Status Evaluation::Recheck(int trial) {

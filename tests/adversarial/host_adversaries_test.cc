@@ -141,6 +141,24 @@ extern "C" int run(ARGS) {
   CHECK_THAT(run.reason(), Catch::Contains("timed call 1 of trial 0"));
 }
 
+TEST_CASE("timed calls that write every element with other values are named, not called stale") {
+  // A kernel whose results are not a function of its inputs (here: the call count; on a GPU a
+  // race or a read of uninitialised shared memory): the checked and determinism calls agree, the
+  // timed ones write other values everywhere. No element is left holding kiln's poison, so the
+  // verdict names the results as nondeterministic rather than skipped work.
+  v1::Run run = Evaluate(CppSolution("drifts_after_two_calls", kHead + R"(
+static int calls = 0;
+extern "C" int run(ARGS) {
+  const float drift = ++calls > 2 ? 1.0f : 0.0f;
+  for (int64_t i = 0; i < N; ++i) C[i] = A[i] + B[i] + drift;
+  return 0;
+})"),
+                         4096);
+  CheckRejected(run, "integrity.nondeterministic");
+  CHECK_THAT(run.reason(), Catch::Contains("timed call 1 of trial 0"));
+  CHECK_THAT(run.reason(), Catch::Contains("wrote every element"));
+}
+
 TEST_CASE("zeros pass a degenerate definition, which is flagged on the run and in defs list") {
   PutScaledAddDefinition("tiny_add", 1e-4, {});
   CHECK(DefinitionWarning("tiny_add").empty());

@@ -5,7 +5,9 @@
 # node.txt, conformance.txt (the table), results.json, summary.md (the rows for
 # docs/conformance.md) and details.tar.gz (every CLI output and the harness log).
 #
-# Usage: tests/gpu/run_conformance_gpu.sh BUNDLE_TAR_XZ OUT_DIR [BUDGET_S]
+# Usage: tests/gpu/run_conformance_gpu.sh BUNDLE_TAR_XZ OUT_DIR [BUDGET_S [RUN_CONFORMANCE_ARGS...]]
+#   RUN_CONFORMANCE_ARGS go to run_conformance.py after the defaults (`--only kiln/ --only
+#   pygpubench/` for a part of the corpus, `--jobs 2`, `--case-timeout-s 400`).
 #   BUNDLE_TAR_XZ: deploy/bundle's folder as kiln/ in a .tar.xz. The KernelBench problems come
 #   from KILN_KERNELBENCH_DIR (level folders), the flashinfer-trace definitions from
 #   KILN_FLASHINFER_DIR; each defaults to the shared datasets beside the checkout, and a case
@@ -31,7 +33,7 @@ log "run_conformance.py (budget ${budget} s)"
 timeout $((budget + 60)) python3 "$here/../conformance/run_conformance.py" \
   --bin "$bundle/bin" --python "$(command -v python3)" --backend cuda --needs gpu --jobs 4 \
   --budget-s "$budget" --case-timeout-s 300 --out "$out/run" \
-  --machine "$(head -1 "$out/node.txt" | cut -d, -f1)" >"$out/conformance.txt" 2>&1
+  --machine "$(head -1 "$out/node.txt" | cut -d, -f1)" "${@:4}" >"$out/conformance.txt" 2>&1
 rc=$?
 log "run_conformance.py rc=$rc: $(tail -1 "$out/conformance.txt")"
 cp "$out/run/results.json" "$out/run/summary.md" "$out/" 2>/dev/null

@@ -223,6 +223,16 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
                                  "class Model"));
   }
   {
+    // load_inline called in ModelNew.__init__, its refusal caught by the file's own fallback to
+    // torch: the fallback is named with the refused call, its line and why it has no build.
+    Completed c = submit("kernelbench_l1_19_ReLU", "relu_cpp_init_inline.py");
+    INFO(c.Describe());
+    CHECK(Status(c) == "REJECTED");
+    CHECK_THAT(Reason(c), Catch::StartsWith("integrity.exception_fallback: RuntimeError: "
+                                            "relu_cpp_init_inline.py:25 (in __init__())") &&
+                              Catch::Contains("was not built by kiln's compile stage"));
+  }
+  {
     // Class indices from get_inputs(): kiln's own generator would have made them out of range.
     Completed c = submit("kernelbench_l1_95_CrossEntropyLoss", "cross_entropy_torch.py");
     INFO(c.Describe());

@@ -7,6 +7,8 @@
 #                --skip-baseline-node kiln's defaults alone, throughput included;
 #                KILN_VERDICT_BUDGET seconds, default 420)
 #   quick        the same, kiln's defaults only, 3 warm submissions per case, no throughput
+#                (KILN_QUICK_BUDGET, default 280; the agreement and python steps likewise take
+#                KILN_AGREEMENT_BUDGET, default 240, and KILN_PYTHON_BUDGET, default 310)
 #   compare      quick with the bundle KILN_BASELINE_TAR (an earlier build, as kiln/ in a .tar.xz)
 #                first, then quick with BUNDLE_TAR_XZ: before and after, side by side in one run
 #   adversarial  unit_adversarial_cuda (every CUDA and Python adversary on GPU 0)
@@ -65,8 +67,9 @@ if [[ $steps == *,verdict,* ]]; then
 fi
 if [[ $steps == *,quick,* ]]; then
   log "gpu_verdict_time.py --quick"
-  timeout 300 python3 "$here/gpu_verdict_time.py" "$bundle" "$out/verdict" "$dataset" \
-    --budget-s 280 --quick --warm 3 >"$out/verdict.txt" 2>&1
+  timeout $((${KILN_QUICK_BUDGET:-280} + 20)) python3 "$here/gpu_verdict_time.py" "$bundle" \
+    "$out/verdict" "$dataset" --budget-s "${KILN_QUICK_BUDGET:-280}" --quick --warm 3 \
+    >"$out/verdict.txt" 2>&1
   log "gpu_verdict_time.py rc=$?"
   tar -C "$out/verdict" -czf "$out/verdict_details.tar.gz" details 2>/dev/null
   rm -rf "$out/verdict/details" "$out/verdict/work"
@@ -78,14 +81,16 @@ if [[ $steps == *,adversarial,* ]]; then
 fi
 if [[ $steps == *,agreement,* ]]; then
   log "gpu_timing_agreement.py"
-  timeout 260 python3 "$here/gpu_timing_agreement.py" "$bundle" "$out/agreement" --budget-s 240 \
+  timeout $((${KILN_AGREEMENT_BUDGET:-240} + 20)) python3 "$here/gpu_timing_agreement.py" "$bundle" \
+    "$out/agreement" --budget-s "${KILN_AGREEMENT_BUDGET:-240}" \
     >"$out/agreement.txt" 2>&1
   log "gpu_timing_agreement.py rc=$?"
 fi
 if [[ $steps == *,python,* ]]; then
   log "python_solutions.py"
-  timeout 330 python3 "$here/../gpu/python_solutions.py" "$bundle" "$out/python" "$dataset" \
-    --budget-s 310 >"$out/python_solutions.txt" 2>&1
+  timeout $((${KILN_PYTHON_BUDGET:-310} + 20)) python3 "$here/../gpu/python_solutions.py" \
+    "$bundle" "$out/python" "$dataset" --budget-s "${KILN_PYTHON_BUDGET:-310}" \
+    >"$out/python_solutions.txt" 2>&1
   log "python_solutions.py rc=$? $(tail -1 "$out/python_solutions.txt")"
   rm -rf "$out/python/details" "$out/python/work"
 fi

@@ -69,7 +69,13 @@ absl::Status CudaDevice::Initialize() {
   // Creates the primary context now rather than inside the first call.
   if (absl::Status s = Check(rt_.Free(nullptr), "cudaFree(nullptr)"); !s.ok()) return s;
   if (absl::Status s = ReadProperties(); !s.ok()) return s;
-  if (absl::Status s = Check(rt_.StreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+  // A blocking stream: work a solution launches on the legacy default stream (`<<<grid,
+  // block>>>` with no stream, as most KernelBench and load_inline files do) is ordered with it,
+  // exactly as flashinfer-bench and KernelBench, which time on torch's default stream (the legacy
+  // one), order it. kiln's events and its read of the outputs then wait for that work, so it is
+  // timed and checked as theirs is. Streams a solution creates (torch's pool, cudaStreamCreate)
+  // are not ordered with it; work left there is still work after return.
+  if (absl::Status s = Check(rt_.StreamCreateWithFlags(&stream_, cudaStreamDefault),
                              "cudaStreamCreateWithFlags");
       !s.ok()) {
     return s;

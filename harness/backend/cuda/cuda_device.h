@@ -1,5 +1,5 @@
 // The CUDA backend: one GPU, selected with cudaSetDevice; device memory from cudaMalloc; one
-// non-blocking stream created here and handed to solutions as kiln_context.stream (device: a
+// blocking stream (ordered with the legacy default stream) created here and handed to solutions as kiln_context.stream (device: a
 // pointer to the device ordinal, which is what a CUdevice is; context: the primary context).
 // The runtime is loaded at run time (cuda_runtime_api.h), so a kiln-worker without a driver
 // still serves the host backend and Open reports FAILED_PRECONDITION here.

@@ -558,6 +558,12 @@ class OwnWork:
         if self.finding is not None:
             raise Refusal(REJECTED, f"integrity.inherits_reference: {self.finding}: the problem's "
                                     f"Model computes the outputs, not the solution")
+        if LoadInline.refused:
+            # The solution caught the refusal and went on (its own fallback, as for an exception
+            # inside a call): its extension never ran. Named with the refused call and why.
+            raise Refusal(REJECTED, f"integrity.exception_fallback: RuntimeError: "
+                                    f"{LoadInline.refused[0]}; the solution caught it and went "
+                                    f"on without its extension")
         if self.calls >= 2:
             return fn(*args)
         self.calls += 1
@@ -930,6 +936,15 @@ class LoadInline:
         "is_python_module", "is_standalone", "with_pytorch_error_handling",
         "keep_intermediates", "use_pch", "no_implicit_headers"))
 
+    # Calls a worker refused because the compile stage never made them (one made in
+    # ModelNew.__init__ or forward rather than at import): "file.py:LINE: load_inline('x') ...".
+    # A solution may catch the error and fall back to torch; OwnWork then names the fallback and
+    # the refusal instead of letting it read as a solution without a kernel of its own.
+    refused = []
+    # While a worker imports the solution: a call refused then is one the compile stage made too
+    # (same module code) and saw fail, caught by the file; it is not recorded as refused.
+    importing = False
+
     def __init__(self, torch, root, build, nvcc="", gencode="", notes=None):
         self.torch = torch
         self.root = os.path.join(root, "kiln_extensions")
@@ -1070,8 +1085,22 @@ class LoadInline:
         lib = os.path.join(folder, name + ".so")
         if lib in self.loaded:
             return self.loaded[lib]
+        failed = os.path.join(folder, "failed")
+        if not self.build and os.path.exists(failed):
+            with open(failed, encoding="utf-8", errors="replace") as f:
+                first = f.read().strip()
+            raise RuntimeError(f"Error building extension '{name}' (in kiln's compile stage): "
+                               f"{first}")
         if not os.path.exists(os.path.join(folder, "built")):
             if not self.build:
+                where = _calling_line()
+                if not LoadInline.importing:
+                    LoadInline.refused.append(
+                        f"{where + ': ' if where else ''}{spec['what']} was not built by kiln's "
+                        f"compile stage: kiln builds extensions while the solution is imported and "
+                        f"compiles nothing while it runs, so a call made only later (in "
+                        f"ModelNew.__init__ or forward), or with other arguments or sources than at "
+                        f"import, has no build; make the call at module level")
                 raise RuntimeError(f"{spec['what']}: kiln's compile stage did not build this "
                                    f"extension (its arguments or sources differ from the "
                                    f"compile stage's call, or the call is made only at run "
@@ -1145,6 +1174,11 @@ class ExtensionBuild:
         except ExtensionBuildError as e:
             shutil.rmtree(self.folder, ignore_errors=True)
             e.log = "\n".join(self.log)
+            # A solution may catch the failure (and fall back to torch); its workers then meet
+            # the same call, and must fail it as this build failed, not as a call never made.
+            os.makedirs(self.folder, exist_ok=True)
+            with open(os.path.join(self.folder, "failed"), "w") as f:
+                f.write(str(e).splitlines()[0] if str(e) else "the build failed")
             raise
         self._write_log()
         if spec["verbose"]:
@@ -1436,6 +1470,48 @@ def load_solution(root, entry):
     return fn
 
 
+_NO_GPU_HERE = ("No CUDA GPUs are available", "Found no NVIDIA driver",
+                "no CUDA-capable device is detected", "CUDA driver initialization failed",
+                "0 active drivers")
+
+
+def _needs_gpu(e):
+    """The first line of an exception (or one it was raised from) that says this process has no
+    GPU, when torch is built for CUDA and sees none here (the compile stage's sandbox); else None.
+    A node whose torch has no CUDA gets the failure itself."""
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(torch.version, "cuda", None) is None:
+        return None
+    try:
+        if torch.cuda.is_available():
+            return None
+    except Exception:  # noqa: BLE001 -- a torch that cannot even ask has no GPU here
+        pass
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        text = str(e)
+        if any(p in text for p in _NO_GPU_HERE):
+            return f"{type(e).__name__}: {text.strip().splitlines()[0]}"
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _calling_line():
+    """The innermost frame of the current stack in the solution's own files (its package, which
+    a worker imports from a writable copy of the compiled one), as 'file.py:LINE (in f())', or
+    None."""
+    marker = os.sep + PACKAGE + os.sep
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if marker in name:
+            rel = name[name.rindex(marker) + len(marker):]
+            return f"{rel}:{frame.f_lineno} (in {frame.f_code.co_name}())"
+        frame = frame.f_back
+    return None
+
+
 def _solution_frame(tb, root):
     """The innermost traceback frame in the solution's own files, as 'file.py:LINE'."""
     where = None
@@ -1558,7 +1634,17 @@ def _check_solution(opts, notes):
                   f"this node ({e})")
         return 1
     except Exception as e:
-        return _import_failed(e, _solution_frame(e.__traceback__, root) or entry_file)
+        where = _solution_frame(e.__traceback__, root) or entry_file
+        needs = _needs_gpu(e)
+        if needs:
+            # Contest files make CUDA tensors at import (`torch.tensor(..., device="cuda")`).
+            # The compile stage runs without the GPU (it may not disturb a run being timed), so
+            # such an import is checked where it will run: the worker imports it on the device
+            # and reports any failure there. Builds after this line are not made here.
+            print(f"{where}: note: the import uses the GPU ({needs}); the compile stage has "
+                  f"none, so the import and the entry point are checked on the device")
+            return 0
+        return _import_failed(e, where)
     if opts.arity >= 0:
         import inspect
         target = fn
@@ -1695,7 +1781,11 @@ def main():
             guard = Guard(torch, Runner, first)
             _serve_load_inline(opts.solution, build=False)
             opts.solution = _writable_package(opts.solution, here)
-            solution_fn = load_solution(opts.solution, opts.entry)
+            LoadInline.importing = True
+            try:
+                solution_fn = load_solution(opts.solution, opts.entry)
+            finally:
+                LoadInline.importing = False
     except Exception as e:
         text = traceback.format_exc()
         print(text, file=sys.stderr)
