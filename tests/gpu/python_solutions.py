@@ -9,7 +9,10 @@
    official mode and checks each verdict: Triton RMSNorm and GEMM, destination-passing and
    value-returning, PASSED (the RMSNorm with --baseline solution:rmsnorm_h4096_torch); the pure
    torch RMSNorm PASSED; a wrong kernel INCORRECT_NUMERICAL; a syntax error COMPILE_ERROR naming
-   kernel.py:12; a missing import COMPILE_ERROR naming the module. Each submission's wall time
+   kernel.py:12; a missing import COMPILE_ERROR naming the module; copying torch, Triton and
+   CUDA solutions PASSED over the three batches; the tuned CUDA kernel launched on the legacy
+   default stream PASSED within 5 % (or 0.5 µs) of the same kernel on ctx->stream; a Tensor
+   subclass, a private stream and a replayed tensor REJECTED by name. Each submission's wall time
    and stage times are recorded; the Triton RMSNorm is submitted again for a warm compile cache;
 3. times the same Triton kernels here, outside kiln: torch.profiler (CUPTI) span of each call
    after a 2 x L2 zero-fill and a synchronize, median of 50 calls per trial, mean of 3 trials,
