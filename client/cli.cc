@@ -257,7 +257,7 @@ std::vector<CommandSpec> BuildCommands() {
       {"mcp",
        "[--max-evaluations N] [--ledger FILE] [--timeout-s S]",
        "serve the harness to agents as Model Context Protocol tools over stdio (docs/mcp.md)",
-       {{"max-evaluations", "N", "refuse evaluations after N in this session (0: no limit)"},
+       {{"max-evaluations", "N", "admit at most N evaluations in this session, however the calls interleave (default: no limit; 0 admits none)"},
         {"ledger", "FILE", "append each evaluation's run id to FILE"},
         {"timeout-s", "S", "deadline of each evaluation (default 1800)"}},
        {}},

@@ -41,9 +41,10 @@ const std::vector<std::string>& McpProtocolVersions();
 struct McpOptions {
   const Invocation* invocation = nullptr;  // where the harness is (--server, --token, TLS)
   double evaluate_timeout_s = 1800;        // each evaluation's deadline
-  // At most this many evaluations in this session (0: no limit): a campaign's budget handed to
-  // an agent. Each admitted evaluation counts, whatever its verdict.
-  int max_evaluations = 0;
+  // At most this many evaluations in this session (-1: no limit; 0 admits none): a campaign's
+  // budget handed to an agent. Each admitted evaluation counts, whatever its verdict; a call
+  // holds a slot from before its run starts until it is admitted or refused.
+  int max_evaluations = -1;
   // Where each evaluation's run id is appended, one per line ("" for none): the controller
   // counts them against its campaign's budget.
   std::string ledger_path;
@@ -129,7 +130,8 @@ class McpServer {
   std::mutex calls_mu_;
   std::map<std::string, std::shared_ptr<CallState>> calls_;  // by the request id's JSON text
   std::vector<std::thread> threads_;
-  std::atomic<int> evaluations_{0};
+  int evaluations_ = 0;  // admitted (ledger_mu_)
+  int reserved_ = 0;     // calls holding a slot, not yet admitted (ledger_mu_)
   std::mutex ledger_mu_;
 };
 

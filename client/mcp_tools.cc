@@ -324,12 +324,22 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
       request.add_baselines(b.get<std::string>());
     }
   }
-  if (options_.max_evaluations > 0 && evaluations_.load() >= options_.max_evaluations) {
-    return {absl::StrCat("evaluation budget spent: ", options_.max_evaluations,
-                         " evaluations in this session (the campaign's budget); submit your "
-                         "solution as it is"),
-            Json{{"budget_spent", true}}, true};
+  // The budget is taken before the run starts, under the ledger's lock: parallel calls (agents
+  // make them) cannot all pass a check made before any of them was admitted. A call whose run
+  // is never admitted gives its slot back.
+  bool reserved = false;
+  if (options_.max_evaluations >= 0) {
+    std::lock_guard<std::mutex> lock(ledger_mu_);
+    if (evaluations_ + reserved_ >= options_.max_evaluations) {
+      return {absl::StrCat("evaluation budget spent: ", options_.max_evaluations,
+                           " evaluations in this session (the campaign's budget); submit your "
+                           "solution as it is"),
+              Json{{"budget_spent", true}}, true};
+    }
+    ++reserved_;
+    reserved = true;
   }
+  bool admitted = false;
 
   grpc::ClientContext context;
   connection_->Prepare(&context, options_.evaluate_timeout_s);
@@ -339,11 +349,15 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
   std::string last_stage;
   StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
     if (first) {
-      ++evaluations_;
-      if (!options_.ledger_path.empty()) {
+      {
         std::lock_guard<std::mutex> lock(ledger_mu_);
-        std::ofstream ledger(options_.ledger_path, std::ios::app);
-        ledger << p.run_id() << "\n";
+        ++evaluations_;
+        if (reserved) --reserved_;
+        admitted = true;
+        if (!options_.ledger_path.empty()) {
+          std::ofstream ledger(options_.ledger_path, std::ios::app);
+          ledger << p.run_id() << "\n";
+        }
       }
       call.progress(absl::StrCat("run ", p.run_id(), " admitted"));
     }
@@ -355,6 +369,10 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
     }
   });
   call.state.SetContext(nullptr);
+  if (reserved && !admitted) {
+    std::lock_guard<std::mutex> lock(ledger_mu_);
+    --reserved_;
+  }
   if (call.state.cancelled()) return {"cancelled", nullptr, true};
   EvaluationOutcome outcome = OneRun(std::move(streamed));
   if (!outcome.status.ok() || !outcome.run) {
@@ -492,7 +510,7 @@ int RunMcp(const Invocation& inv, Console& console) {
   McpOptions options;
   options.invocation = &inv;
   absl::StatusOr<double> timeout = SecondsFlag(inv, "timeout-s", options.evaluate_timeout_s);
-  absl::StatusOr<int> budget = IntFlag(inv, "max-evaluations", 0);
+  absl::StatusOr<int> budget = IntFlag(inv, "max-evaluations", -1);
   if (!timeout.ok() || !budget.ok()) {
     console.err << (timeout.ok() ? budget.status() : timeout.status()).message() << "\n";
     return kExitUsage;

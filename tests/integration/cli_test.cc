@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <nlohmann/json.hpp>
@@ -351,3 +352,111 @@ TEST_CASE("defs add checks the reference at once: a degenerate definition is fla
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace {
+
+// Runs `kiln --server ADDR mcp ARGS` with `requests` (JSON-RPC lines) on stdin, keeping stdin
+// open until `answers` responses with ids 10.. have come (kiln mcp cancels what is in flight
+// when its client goes), and returns the responses by id.
+std::map<int, json> McpSession(const std::string& address, const std::string& args,
+                               const std::vector<json>& requests, int answers,
+                               const ScratchDir& dir) {
+  const std::string in = dir / "requests.jsonl";
+  const std::string out = dir / "responses.jsonl";
+  {
+    std::ofstream f(in);
+    for (const json& r : requests) f << r.dump() << "\n";
+  }
+  std::string wait = "n=0; while [ $n -lt 600 ]; do c=$(grep -c '\"id\":1[0-9]' " + out +
+                     " 2>/dev/null || true); [ \"${c:-0}\" -ge " + std::to_string(answers) +
+                     " ] && break; sleep 0.2; n=$((n+1)); done";
+  Completed r = Run({"/bin/sh", "-c",
+                     "(cat " + in + "; " + wait + ") | " + KilnBinary() + " --server " + address +
+                         " mcp " + args + " > " + out},
+                    180);
+  INFO(r.Describe());
+  CHECK(r.exit_code == 0);
+  std::map<int, json> by_id;
+  std::ifstream f(out);
+  for (std::string line; std::getline(f, line);) {
+    json m = json::parse(line, nullptr, false);
+    if (m.is_object() && m.contains("id") && m["id"].is_number_integer()) {
+      by_id[m["id"].get<int>()] = m;
+    }
+  }
+  return by_id;
+}
+
+std::vector<json> McpEvaluations(int count) {
+  std::vector<json> requests = {
+      {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+       {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
+                   {"clientInfo", {{"name", "budget-test"}, {"version", "1"}}}}}},
+      {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}};
+  const std::string source = R"(#include <kiln/abi.h>
+extern "C" int run(const kiln_tensor* args, int32_t nargs, const kiln_context* ctx) {
+  const float* a = (const float*)args[0].data;
+  const float* b = (const float*)args[1].data;
+  float* c = (float*)args[2].data;
+  for (int64_t i = 0; i < args[0].shape[0]; ++i) c[i] = a[i] + b[i];
+  return 0;
+})";
+  for (int i = 0; i < count; ++i) {
+    requests.push_back(
+        {{"jsonrpc", "2.0"}, {"id", 10 + i}, {"method", "tools/call"},
+         {"params",
+          {{"name", "evaluate"},
+           {"arguments",
+            {{"definition", "vector_add_f32"},
+             {"files", {{"solution.cc", source}}},
+             {"language", "cpp"},
+             {"entry_point", "solution.cc::run"},
+             {"workloads",
+              json::array({{{"uuid", "7f0ffe00-0000-4000-8000-00000000100" + std::to_string(i)},
+                            {"axes", {{"n", 1024}}},
+                            {"inputs", {{"a", {{"type", "random"}}},
+                                        {"b", {{"type", "random"}}}}}}})}}}}}});
+  }
+  return requests;
+}
+
+bool BudgetSpent(const json& response) {
+  const json& r = response.value("result", json::object());
+  return r.value("isError", false) &&
+         r.value("structuredContent", json::object()).value("budget_spent", false);
+}
+
+}  // namespace
+
+TEST_CASE("kiln mcp --max-evaluations admits at most N however parallel calls interleave") {
+  ScratchDir harness_dir, dir;
+  HarnessInstance harness(harness_dir.path(), {"--backend", "host"});
+  const std::string ledger = dir / "ledger";
+  // Four evaluate calls sent back to back, each answered on its own thread: two are admitted,
+  // two refused as the budget spent, and the ledger holds the two admitted runs.
+  std::map<int, json> answers = McpSession(
+      harness.address(), "--max-evaluations 2 --ledger " + ledger, McpEvaluations(4), 4, dir);
+  REQUIRE(answers.size() >= 5);  // initialize and the four calls
+  int spent = 0, judged = 0;
+  for (int id = 10; id < 14; ++id) {
+    INFO(answers[id].dump());
+    if (BudgetSpent(answers[id])) {
+      ++spent;
+    } else if (answers[id]["result"].value("isError", true) == false) {
+      ++judged;
+    }
+  }
+  CHECK(judged == 2);
+  CHECK(spent == 2);
+  std::ifstream f(ledger);
+  int lines = 0;
+  for (std::string line; std::getline(f, line);) lines += line.empty() ? 0 : 1;
+  CHECK(lines == 2);
+
+  // A budget of 0 admits nothing (a campaign with nothing left gives its agent 0).
+  ScratchDir none;
+  std::map<int, json> refused = McpSession(harness.address(), "--max-evaluations 0",
+                                           McpEvaluations(1), 1, none);
+  INFO(refused[10].dump());
+  CHECK(BudgetSpent(refused[10]));
+}
