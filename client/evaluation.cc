@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -196,6 +197,13 @@ int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& co
                              {"traces", TracesToJson(run.traces())}});
   } else {
     console.out << TraceTable(run.traces()) << SummaryLine(run) << FailureDetails(run);
+    // Warnings (a check that was not made, a degenerate definition), each once.
+    std::set<std::string> warnings;
+    for (const v1::Trace& trace : run.traces()) {
+      for (const std::string& w : trace.kiln().warnings()) {
+        if (warnings.insert(w).second) console.out << "warning: " << w << "\n";
+      }
+    }
   }
   console.out << std::flush;
   return run.status() == v1::PASSED ? kExitOk : kExitFailed;

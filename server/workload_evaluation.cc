@@ -176,6 +176,11 @@ void ApplyOwnKernelCheck(const WorkloadJob& job, WorkloadResult& out) {
   *out.detail.mutable_own_work() =
       integrity::OwnWorkOf(*job.definition, *job.solution, out.detail.timing());
   if (out.evaluation.status() != v1::PASSED) return;
+  if (std::optional<std::string> not_made = integrity::OwnKernelCheckNotMade(
+          *job.definition, *job.solution, out.detail.timing())) {
+    out.detail.add_warnings(*not_made);
+    return;
+  }
   std::optional<integrity::OwnKernelFinding> finding =
       integrity::JudgeOwnKernel(*job.definition, *job.solution, out.detail.timing());
   if (!finding.has_value()) {

@@ -157,6 +157,20 @@ absl::Status ValidateSolution(const v1::Definition& def, const v1::Solution& s,
                                   "' is a KernelBench problem: ModelNew returns its outputs, so "
                                   "destination_passing_style must be false"));
     }
+  } else if (language == "python" || language == "triton") {
+    // A KernelBench ModelNew file (`kiln submit --solution model_new.py`) for a definition that
+    // is not a KernelBench problem would only fail later, calling the class with the inputs.
+    absl::StatusOr<std::pair<std::string, std::string>> ep =
+        SplitEntryPoint(s.spec().entry_point());
+    if (ep.ok() && ep->second == "ModelNew") {
+      return Invalid("solution.spec.entry_point",
+                     absl::StrCat("'", s.spec().entry_point(), "' is a KernelBench ModelNew "
+                                  "class, and definition '", def.name(), "' is not a KernelBench "
+                                  "problem: its Python solutions are functions taking the "
+                                  "definition's inputs (docs/python-solutions.md); a ModelNew "
+                                  "file is submitted against a definition imported with `kiln "
+                                  "defs import --format kernelbench`"));
+    }
   }
   return validate_internal::ValidateSourcesAndEntryPoint(s, "solution", &limits);
 }

@@ -228,4 +228,19 @@ std::optional<OwnKernelFinding> JudgeOwnKernel(const v1::Definition& def,
   return OwnKernelFinding{Reason(kNoOwnKernel, *finding), AllowsTorchOnly(def)};
 }
 
+std::optional<std::string> OwnKernelCheckNotMade(const v1::Definition& def,
+                                                 const v1::Solution& solution,
+                                                 const v1::TimingResult& timing) {
+  const std::string& language = solution.spec().language();
+  if (!RequiresOwnKernel(def) || (language != "python" && language != "triton") ||
+      timing.timer() == "cupti") {
+    return std::nullopt;
+  }
+  return absl::StrCat("own-kernel check: not made: the ",
+                      timing.timer().empty() ? std::string("run's") : timing.timer(),
+                      " timer records no kernels, so ", kNoOwnKernel, " and ", kOwnKernelShare,
+                      " were not checked (they are on a CUDA node, whose CUPTI timer sees every "
+                      "kernel)");
+}
+
 }  // namespace kiln::integrity

@@ -54,6 +54,14 @@ std::optional<OwnKernelFinding> JudgeOwnKernel(const v1::Definition& def,
                                                const v1::Solution& solution,
                                                const v1::TimingResult& timing);
 
+// When the definition requires a kernel of the solution's own and the solution is Python or
+// Triton, but the timing recorded no kernels (the host backend's timer, CUDA events without
+// CUPTI): the trace's warning that the own-kernel checks were not made, saying why. A check
+// that did not run must say so rather than pass silently.
+std::optional<std::string> OwnKernelCheckNotMade(const v1::Definition& def,
+                                                 const v1::Solution& solution,
+                                                 const v1::TimingResult& timing);
+
 }  // namespace kiln::integrity
 
 #endif  // KILN_HARNESS_VERIFY_OWN_KERNELS_H_

@@ -194,6 +194,20 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     Completed c = submit("kernelbench_l1_19_ReLU", "relu_torch.py");
     INFO(c.Describe());
     CHECK(Status(c) == "PASSED");
+    // A torch-only ModelNew PASSES on the host backend, whose timer records no kernels: the
+    // own-kernel checks were not made, and the run, its trace and `runs show` say so.
+    const json run = json::parse(c.out, nullptr, false);
+    REQUIRE(run.is_object());
+    CHECK(run.dump().find("own-kernel check: not made") != std::string::npos);
+    Completed shown_run = harness.Kiln({"runs", "show", run.value("run_id", std::string())});
+    INFO(shown_run.Describe());
+    CHECK(shown_run.out.find("own-kernel check: not made: the host timer records no kernels") !=
+          std::string::npos);
+    Completed text = harness.Kiln({"submit", "--definition", "kernelbench_l1_19_ReLU",
+                                   "--solution", DataPath("kernelbench_candidates/relu_torch.py")},
+                                  600);
+    INFO(text.Describe());
+    CHECK(text.out.find("warning: own-kernel check: not made") != std::string::npos);
   }
   {
     Completed c = submit("kernelbench_l1_19_ReLU", "relu_wrong.py");

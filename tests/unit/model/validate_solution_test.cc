@@ -65,6 +65,22 @@ TEST_CASE("a python or triton solution's entry point must name a .py file") {
   }
 }
 
+TEST_CASE("a KernelBench ModelNew file for a definition that is not KernelBench is refused") {
+  v1::Solution s = Candidate();
+  s.mutable_spec()->set_language("python");
+  s.mutable_sources(0)->set_path("model_new.py");
+  s.mutable_spec()->set_entry_point("model_new.py::ModelNew");
+  s.mutable_spec()->set_destination_passing_style(false);
+  absl::Status status = ValidateSolution(Gemm(), s, Limits{});
+  CheckInvalid(status, "solution.spec.entry_point: 'model_new.py::ModelNew' is a KernelBench "
+                       "ModelNew class, and definition 'gemm_n128_k2048' is not a KernelBench "
+                       "problem");
+  // The same file for a KernelBench problem is what such a problem takes.
+  v1::Definition problem = Gemm();
+  problem.mutable_kernelbench()->set_level(1);
+  CHECK(ValidateSolution(problem, s, Limits{}).ok());
+}
+
 TEST_CASE("solution errors start with the path of the field") {
   v1::Solution s = Candidate();
   SECTION("another definition") {
