@@ -13,6 +13,8 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "harness/sandbox/process.h"
+#include "server/python_reference.h"
 #include "absl/strings/str_join.h"
 #include "harness/common/files.h"
 #include "harness/model/json_interop.h"
@@ -152,9 +154,20 @@ absl::StatusOr<DatasetScan> ScanKernelBench(const KernelBenchScanOptions& option
   absl::StatusOr<ScriptRun> run = Run(argv);
   if (!run.ok()) return run.status();
   if (run->status != 0) {
+    // The usual cause: that interpreter has no torch. Say which one has.
+    std::string hint;
+    ProcessOptions check;
+    check.argv = {options.python, "-c", "import torch"};
+    check.timeout_s = 60;
+    check.merge_stderr = true;
+    absl::StatusOr<ProcessResult> torch = RunProcess(check);
+    if (!torch.ok() || torch->timed_out || torch->term_signal != 0 || torch->exit_code != 0) {
+      hint = absl::StrCat("; ", options.python, " cannot import torch: ",
+                          PythonWithTorchHint(options.python));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "reading the KernelBench problems with ", options.python, " failed (exit ", run->status,
-        "; its reason is above)"));
+        "; its reason is above)", hint));
   }
   DatasetScan scan;
   scan.dir = options.dir;

@@ -1,6 +1,7 @@
 #include "server/harness_server.h"
 
 #include "harness/compile/python_toolchain.h"
+#include "harness/sandbox/program_path.h"
 
 #include <filesystem>
 
@@ -159,6 +160,19 @@ absl::Status ValidateOptions(const HarnessOptions& o) {
     return absl::InvalidArgumentError("per-principal limits: must be >= 0 (0: no limit)");
   }
   if (o.max_workloads < 1) return absl::InvalidArgumentError("max workloads: must be >= 1");
+  // A --python given on the command line must be a program (the default, python3, may be
+  // missing: the node then serves native references only, and says so).
+  if (!o.python.empty() && o.python != "none" && o.python != "python3") {
+    absl::StatusOr<std::string> found = FindProgram(o.python);
+    std::error_code ec;
+    if (!found.ok() || !std::filesystem::is_regular_file(*found, ec) ||
+        access(found->c_str(), X_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--python ", o.python, ": ",
+          found.ok() ? "no such executable file" : std::string(found.status().message()),
+          " (name a python3 that imports torch, or --python none for native references only)"));
+    }
+  }
   return absl::OkStatus();
 }
 

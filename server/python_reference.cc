@@ -1,9 +1,14 @@
 #include "server/python_reference.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "harness/sandbox/process.h"
 #include "harness/sandbox/program_path.h"
@@ -50,8 +55,56 @@ std::string Canonical(const std::string& path) {
 
 }  // namespace
 
-PythonReference ProbePythonReference(const std::string& python, const std::string& worker_path,
-                                     double timeout_s) {
+std::string PythonWithTorchHint(const std::string& python, double timeout_s) {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    for (absl::string_view d : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+      dirs.emplace_back(d);
+    }
+  }
+  dirs.push_back("/usr/local/bin");
+  dirs.push_back("/usr/bin");
+  std::set<std::string> seen;
+  if (!python.empty()) {
+    std::error_code ec;
+    seen.insert(std::filesystem::absolute(python, ec).lexically_normal().string());
+  }
+  int tried = 0;
+  for (const std::string& dir : dirs) {
+    for (const char* name : {"python3", "python3.13", "python3.12", "python3.11", "python3.10",
+                             "python3.9"}) {
+      std::error_code ec;
+      const std::string candidate =
+          std::filesystem::absolute(std::filesystem::path(dir) / name, ec)
+              .lexically_normal()
+              .string();
+      if (ec || !seen.insert(candidate).second || !IsFile(candidate) ||
+          access(candidate.c_str(), X_OK) != 0) {
+        continue;
+      }
+      if (++tried > 8) break;
+      ProcessOptions opts;
+      opts.argv = {candidate, "-c", "import torch; print('KILN-TORCH ' + torch.__version__)"};
+      opts.timeout_s = timeout_s;
+      opts.merge_stderr = true;
+      absl::StatusOr<ProcessResult> run = RunProcess(opts);
+      if (!run.ok() || run->timed_out) continue;
+      const size_t at = run->output.rfind("KILN-TORCH ");
+      if (at == std::string::npos) continue;
+      std::string version = run->output.substr(at + 11);
+      version = version.substr(0, version.find('\n'));
+      return absl::StrCat("pass --python PATH naming a python3 that imports torch: ", candidate,
+                          " does (torch ", version, ")");
+    }
+  }
+  return "pass --python PATH naming a python3 that imports torch (no python3 on this machine's "
+         "PATH imports it; on Debian: apt-get install python3-torch)";
+}
+
+namespace {
+
+PythonReference Probe(const std::string& python, const std::string& worker_path,
+                      double timeout_s) {
   PythonReference out;
   if (python.empty() || python == "none") {
     out.note = "disabled (--python none)";
@@ -67,7 +120,8 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
   }
   absl::StatusOr<std::string> resolved = FindProgram(python);
   if (!resolved.ok()) {
-    out.note = std::string(resolved.status().message());
+    out.note = absl::StrCat(resolved.status().message(), "; ", PythonWithTorchHint(python));
+    out.solutions_note = out.note;
     return out;
   }
   // Absolute but not resolved: a virtual environment's python3 is a symlink whose own path is
@@ -79,7 +133,9 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
   opts.merge_stderr = true;
   absl::StatusOr<ProcessResult> run = RunProcess(opts);
   if (!run.ok()) {
-    out.note = absl::StrCat(out.python, ": ", run.status().message());
+    out.note = absl::StrCat(out.python, ": ", run.status().message(), "; ",
+                            PythonWithTorchHint(out.python));
+    out.solutions_note = out.note;
     return out;
   }
   const std::string& text = run->output;
@@ -87,6 +143,7 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
   if (at == std::string::npos || run->timed_out) {
     out.note = absl::StrCat(out.python, " ", run->Describe(), ": ",
                             text.substr(0, std::min<size_t>(text.size(), 300)));
+    out.solutions_note = out.note;
     return out;
   }
   std::string line = text.substr(at + 11);
@@ -100,7 +157,7 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
   out.python_version = version;
   if (probe.contains("error")) {
     out.note = absl::StrCat(out.python, " (", version, ") cannot import torch: ",
-                            probe.value("error", ""));
+                            probe.value("error", ""), "; ", PythonWithTorchHint(out.python));
     out.solutions_note = out.note;
     return out;
   }
@@ -135,6 +192,16 @@ PythonReference ProbePythonReference(const std::string& python, const std::strin
   out.available = true;
   out.note = absl::StrCat("torch ", out.torch_version, " (CUDA ", probe.value("torch_cuda", ""),
                           "), ", version, " at ", out.python);
+  return out;
+}
+
+}  // namespace
+
+PythonReference ProbePythonReference(const std::string& python, const std::string& worker_path,
+                                     double timeout_s) {
+  PythonReference out = Probe(python, worker_path, timeout_s);
+  // Why Python solutions cannot run, wherever the probe stopped (never an empty reason).
+  if (!out.torch && out.solutions_note.empty()) out.solutions_note = out.note;
   return out;
 }
 

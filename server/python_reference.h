@@ -40,6 +40,12 @@ struct PythonReference {
 PythonReference ProbePythonReference(const std::string& python, const std::string& worker_path,
                                      double timeout_s = 120);
 
+// For a `python` that cannot run kiln's Python paths: "pass --python PATH naming a python3 that
+// imports torch: /usr/bin/python3 does (torch 1.13.0)", the first other python3 on PATH (and in
+// /usr/local/bin, /usr/bin) whose torch imports, or a line saying none does. Runs each candidate
+// (at most 8, `timeout_s` each).
+std::string PythonWithTorchHint(const std::string& python, double timeout_s = 60);
+
 // "python3.12 at /usr/bin/python3, torch 2.11.0, triton 3.6.0": what Python solutions run with
 // (the Python toolchain's version, part of its cache key).
 std::string PythonSolutionRuntime(const PythonReference& python);

@@ -453,3 +453,43 @@ TEST_CASE("load_inline and load take torch's arguments with torch's meaning; out
                                             "not a torch.Tensor"));
   }
 }
+
+TEST_CASE("an interpreter without torch is named with --python and one that has torch",
+          "[kernelbench]") {
+  SKIP_WITHOUT_TORCH();
+  ScratchDir dir;
+  // The build's python3 without its site packages: a python3 that cannot import torch.
+  const std::string bare = dir / "python3-without-torch";
+  {
+    std::ofstream f(bare);
+    f << "#!/bin/sh\nexec " << KILN_TEST_PYTHON << " -S \"$@\"\n";
+  }
+  fs::permissions(bare, fs::perms::owner_all);
+  const std::string hint = "pass --python PATH naming a python3 that imports torch";
+
+  // A --python that is no program is refused at start, naming the flag.
+  Completed refused = Run({HarnessBinary(), "--listen", "127.0.0.1:0", "--data-dir",
+                           dir / "refused", "--python", dir / "no-such-python3"},
+                          60);
+  INFO(refused.Describe());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--python " + (dir / "no-such-python3") + ": ") != std::string::npos);
+
+  // One without torch: the harness starts, and kiln node says which python3 has torch.
+  {
+    HarnessInstance harness(dir / "data", {"--backend", "host", "--python", bare});
+    Completed node = harness.Kiln({"node"});
+    INFO(node.Describe());
+    CHECK(node.out.find("cannot import torch") != std::string::npos);
+    CHECK(node.out.find(hint + ": ") != std::string::npos);
+  }
+
+  // kiln defs import --format kernelbench with it says the same.
+  HarnessInstance harness(dir / "data2", {"--backend", "host", "--python", "none"});
+  Completed imported = harness.Kiln({"defs", "import", DataPath("kernelbench_small"), "--format",
+                                     "kernelbench", "--python", bare, "--dry-run"},
+                                    300);
+  INFO(imported.Describe());
+  CHECK(imported.exit_code != 0);
+  CHECK(imported.err.find(bare + " cannot import torch: " + hint) != std::string::npos);
+}
