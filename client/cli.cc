@@ -140,7 +140,7 @@ std::vector<CommandSpec> BuildCommands() {
        {"FILE"}},
       {"defs import",
        "DIR [--format flashinfer|kernelbench] [--level N]... [--definition NAME]... [--dry-run] "
-       "[--strict] [--json]",
+       "[--max-tensor-bytes N] [--strict] [--json]",
        "register a flashinfer-bench dataset folder (definitions, workloads, their blobs) or "
        "KernelBench's problems",
        {{"definition", "NAME", "import only this definition (repeatable)", false, true},
@@ -151,6 +151,9 @@ std::vector<CommandSpec> BuildCommands() {
         {"python", "PATH",
          "kernelbench: the python3 with torch that reads the problems (default python3)"},
         {"dry-run", "", "validate everything, upload and register nothing"},
+        {"max-tensor-bytes", "N",
+         "--dry-run: the workload size limit to validate against (default 4294967296, the "
+         "harness's default; a harness started with --max-tensor-bytes N admits N)"},
         {"strict", "", "exit 1 when any workload is left out (missing blob, ...)"},
         JsonFlag("the import report")},
        {"DIR"}},

@@ -30,6 +30,7 @@
 #include "client/solution_registration.h"
 #include "client/table.h"
 #include "harness/common/sha256.h"
+#include "harness/model/validate.h"
 
 namespace kiln::cli {
 
@@ -433,6 +434,20 @@ int RunDefsImport(const Invocation& inv, Console& console) {
   const std::vector<std::string> selected = inv.args.GetAll("definition");
   const std::set<std::string> only(selected.begin(), selected.end());
   const bool dry_run = inv.args.Has("dry-run");
+  int64_t max_tensor_bytes = Limits{}.max_workload_bytes;
+  if (inv.args.Has("max-tensor-bytes")) {
+    if (!dry_run) {
+      console.err << "kiln: defs import: --max-tensor-bytes is for --dry-run (the harness's own "
+                     "limit applies to a real import)\n";
+      return kExitUsage;
+    }
+    if (!absl::SimpleAtoi(inv.args.Get("max-tensor-bytes"), &max_tensor_bytes) ||
+        max_tensor_bytes <= 0) {
+      console.err << "kiln: defs import: --max-tensor-bytes: expected a positive integer, got '"
+                  << inv.args.Get("max-tensor-bytes") << "'\n";
+      return kExitUsage;
+    }
+  }
   const std::string format = inv.args.Get("format", "flashinfer");
   absl::StatusOr<DatasetScan> scanned;
   if (format == "kernelbench") {
@@ -488,7 +503,16 @@ int RunDefsImport(const Invocation& inv, Console& console) {
     if (!d.errors.empty()) {
       r.status = "failed";
     } else if (dry_run) {
-      r.status = "validated";
+      // What the harness's admission checks of each workload (the size limit above all), so
+      // that a dry run does not call valid what the import is refused.
+      Limits limits;
+      limits.max_workload_bytes = max_tensor_bytes;
+      for (size_t w = 0; w < d.workloads.size() && d.errors.empty(); ++w) {
+        absl::Status s = ValidateWorkload(d.definition, d.workloads[w], limits,
+                                          absl::StrCat("workload[", w, "]"));
+        if (!s.ok()) d.errors.push_back(std::string(s.message()));
+      }
+      r.status = d.errors.empty() ? "validated" : "failed";
     } else if (builtin.count(d.name) > 0) {
       r.status = "builtin";
     } else {

@@ -247,7 +247,8 @@ absl::Status ValidateWorkload(const v1::Definition& def, const v1::Workload& w,
   if (*bytes > limits.max_workload_bytes) {
     // The figure in floating point: byte counts past 2^63 saturate the exact sum.
     return Invalid(where, absl::StrCat("tensors need ", FormatBytes(WorkloadBytesApprox(def, w)),
-                                       ", limit ", FormatBytes(limits.max_workload_bytes)));
+                                       ", limit ", FormatBytes(limits.max_workload_bytes),
+                                       " (kiln-harness --max-tensor-bytes)"));
   }
   // A workload whose every output is empty (an axis of 0 in each) computes nothing: a PASSED
   // verdict on it would compare nothing and time nothing.

@@ -165,6 +165,47 @@ TEST_CASE("kiln defs import --format kernelbench: bad arguments are named, nothi
   CHECK(not_model_new.err.find("defines no") != std::string::npos);
 }
 
+TEST_CASE("a dry run refuses what the import would, and a problem's syntax error has its line",
+          "[kernelbench]") {
+  SKIP_WITHOUT_TORCH();
+  ScratchDir scratch;
+  fs::create_directories(fs::path(scratch.path()) / "level1");
+  {
+    std::ofstream bad(scratch / "level1/1_Bad.py");
+    bad << "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module)\n    pass\n";
+    // 1 Mi float32 in and out: 8 MiB of tensors.
+    std::ofstream big(scratch / "level1/2_Identity.py");
+    big << "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+           "    def forward(self, x):\n        return x * 2\n\n"
+           "def get_inputs():\n    return [torch.randn(1 << 20)]\n\n"
+           "def get_init_inputs():\n    return []\n";
+  }
+  Completed dry = Kiln({"--server", "127.0.0.1:1", "defs", "import", scratch.path(), "--format",
+                        "kernelbench", "--python", KILN_TEST_PYTHON, "--dry-run",
+                        "--max-tensor-bytes", "1048576", "--json"},
+                       300);
+  INFO(dry.Describe());
+  const json report = json::parse(dry.out, nullptr, false);
+  REQUIRE(report.is_object());
+  std::map<std::string, json> by_file;
+  for (const json& d : report["definitions"]) by_file[d.value("file", "")] = d;
+  CHECK(by_file["level1/1_Bad.py"]["status"] == "failed");
+  CHECK(by_file["level1/1_Bad.py"].dump().find("level1/1_Bad.py:4:") != std::string::npos);
+  CHECK(by_file["level1/2_Identity.py"]["status"] == "failed");
+  CHECK(by_file["level1/2_Identity.py"].dump().find(
+            "tensors need 8.0 MiB, limit 1.0 MiB (kiln-harness --max-tensor-bytes)") !=
+        std::string::npos);
+  // Under the default limit the same problem is valid.
+  Completed fits = Kiln({"--server", "127.0.0.1:1", "defs", "import", scratch.path(), "--format",
+                         "kernelbench", "--python", KILN_TEST_PYTHON, "--dry-run", "--json"},
+                        300);
+  const json fits_report = json::parse(fits.out, nullptr, false);
+  REQUIRE(fits_report.is_object());
+  for (const json& d : fits_report["definitions"]) {
+    if (d.value("file", "") == "level1/2_Identity.py") CHECK(d["status"] == "validated");
+  }
+}
+
 TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weights, fresh inputs",
           "[kernelbench]") {
   SKIP_WITHOUT_TORCH();

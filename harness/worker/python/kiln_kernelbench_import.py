@@ -184,9 +184,16 @@ def convert(torch, root, rel, max_real_bytes):
     except ConversionError as e:
         record["error"] = str(e)
         return record
+    except SyntaxError as e:
+        where = f"{rel}:{e.lineno}" + (f":{e.offset}" if e.offset else "")
+        record["error"] = f"{where}: SyntaxError: {e.msg}"
+        return record
     except Exception as e:  # noqa: BLE001 -- the problem's own code failed
         last = traceback.format_exception_only(type(e), e)[-1].strip()
-        record["error"] = f"running the problem failed: {last}"
+        # The problem file's innermost line the exception passed, when it passed one.
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+        at = f" ({rel}:{lines[-1]})" if lines else ""
+        record["error"] = f"running the problem failed{at}: {last}"
         return record
     try:
         names = forward_names(problem.Model, len(inputs))

@@ -224,7 +224,7 @@ TEST_CASE("a workload over the byte limit is refused with both sizes") {
   x->set_kind(v1::WorkloadInput::RANDOM);
   absl::Status s = ValidateWorkload(*def, w, Limits{}, "workload[2]");
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
-  CHECK(s.message() == "workload[2]: tensors need 5.0 GiB, limit 4.0 GiB");
+  CHECK(s.message() == "workload[2]: tensors need 5.0 GiB, limit 4.0 GiB (kiln-harness --max-tensor-bytes)");
 
   Limits roomy;
   roomy.max_workload_bytes = int64_t{6} << 30;
@@ -270,9 +270,9 @@ TEST_CASE("sizes past 8 EiB are reported as they are, not all as 8.0 EiB") {
     return std::string(ValidateWorkload(*def, w, Limits{}).message());
   };
   // 2 tensors x 4 bytes: 2^62 elements need 32 EiB, 2^63 - 1 elements 64 EiB.
-  CHECK(message(int64_t{1} << 62) == "workload: tensors need 32.0 EiB, limit 4.0 GiB");
-  CHECK(message(INT64_MAX) == "workload: tensors need 64.0 EiB, limit 4.0 GiB");
-  CHECK(message(int64_t{1} << 40) == "workload: tensors need 8.0 TiB, limit 4.0 GiB");
+  CHECK(message(int64_t{1} << 62) == "workload: tensors need 32.0 EiB, limit 4.0 GiB (kiln-harness --max-tensor-bytes)");
+  CHECK(message(INT64_MAX) == "workload: tensors need 64.0 EiB, limit 4.0 GiB (kiln-harness --max-tensor-bytes)");
+  CHECK(message(int64_t{1} << 40) == "workload: tensors need 8.0 TiB, limit 4.0 GiB (kiln-harness --max-tensor-bytes)");
 }
 
 TEST_CASE("a workload whose every output is empty is refused; an empty input alone is not") {
