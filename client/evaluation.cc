@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "client/json_output.h"
 #include "client/report.h"
+#include "client/table.h"
 #include "harness/model/json_interop.h"
 
 namespace kiln::cli {
@@ -115,13 +117,17 @@ EvaluationOutcome StreamOneRun(
   InterruptCancels interrupts(&context);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader = open(&context);
   ProgressPrinter progress(console.err, console.err_is_tty);
+  std::string last_stage;
   StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
     if (first) admitted(p.run_id());
+    if (!p.message().empty()) last_stage = p.message();
     progress.Print(p);
   });
   progress.Finish();
   EvaluationOutcome outcome = OneRun(std::move(streamed));
   outcome.interrupted = interrupts.fired();
+  outcome.timeout_s = timeout_s;
+  outcome.last_stage = std::move(last_stage);
   return outcome;
 }
 
@@ -179,7 +185,16 @@ int ReportEvaluation(const EvaluationOutcome& outcome, bool json, Connection& co
                      Console& console) {
   if (outcome.interrupted) return ReportInterrupted(outcome, json, console);
   if (!outcome.status.ok() || !outcome.run) {
-    if (!outcome.status.ok()) {
+    if (outcome.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+        outcome.timeout_s > 0) {
+      // Not gRPC's "Deadline Exceeded": which limit ran out, where the run was, what follows.
+      console.err << "kiln: --timeout-s " << absl::StrFormat("%g", outcome.timeout_s) << " ran out"
+                  << (outcome.last_stage.empty()
+                          ? std::string(" before the run was admitted")
+                          : absl::StrCat(" with the run at '", outcome.last_stage, "'"))
+                  << "; the call ended and the harness cancels the run. A larger --timeout-s "
+                     "gives it more time.\n";
+    } else if (!outcome.status.ok()) {
       connection.Fail(outcome.status, console);
     } else {
       console.err << "kiln: the harness ended the evaluation without a result\n";

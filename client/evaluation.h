@@ -37,6 +37,8 @@ struct EvaluationOutcome {
   std::optional<v1::Run> run;  // the final event's run
   grpc::Status status;         // how the call ended
   bool interrupted = false;    // cancelled by Ctrl-C
+  double timeout_s = 0;        // the call's deadline (--timeout-s), 0 when none was set
+  std::string last_stage;      // the last progress line ("workload 1/1: timing")
 };
 
 // The outcome of an Evaluate stream (one run): its id and final run, and how the call ended.

@@ -188,6 +188,31 @@ TEST_CASE("Ctrl-C during submit cancels the run") {
   CHECK(Contains(shown, "CANCELLED"));
 }
 
+TEST_CASE("a --timeout-s that runs out says so, where the run was, and the run is cancelled") {
+  HarnessInstance& harness = SharedHarness();
+  // The worker's own limit is 5 s; the client's 2 s runs out first, mid-verification.
+  Completed r = harness.Kiln({"submit", "--definition", "scale_add_f32", "--solution",
+                              DataPath("solutions/endless_loop"), "--workloads",
+                              DataPath("scale_add_f32_single.jsonl"), "--timeout-s", "2"},
+                             60);
+  INFO(r.Describe());
+  CHECK(r.exit_code != 0);
+  CHECK(Contains(r.err, "kiln: --timeout-s 2 ran out with the run at 'workload 1/1: "));
+  CHECK(Contains(r.err, "the harness cancels the run"));
+  CHECK_FALSE(Contains(r.err, "Deadline Exceeded"));
+  const std::string run_id = AdmittedRunId(r.err);
+  REQUIRE_FALSE(run_id.empty());
+  std::string shown;
+  const double deadline = NowSeconds() + 60;
+  while (NowSeconds() < deadline) {
+    shown = harness.Kiln({"runs", "show", run_id}).out;
+    if (Contains(shown, "CANCELLED")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(shown);
+  CHECK(Contains(shown, "CANCELLED"));
+}
+
 TEST_CASE("several --solution flags are one batch: a run and verdict each, on the same inputs") {
   Completed r = SharedHarness().Kiln(
       {"submit", "--definition", "scale_add_f32", "--solution", DataPath("solutions/correct"),
