@@ -214,6 +214,22 @@ std::string FailureDetails(const v1::Run& run) {
                     absl::StrJoin(f.workloads, ", "), ": ", f.status, f.reason.empty() ? "" : ": ",
                     f.reason, "\n", Indent(f.log, "  "));
   }
+  // A run that failed at run time: where the worker's whole output (a traceback, the solution's
+  // prints) is archived, when it is.
+  if (run.status() == v1::RUNTIME_ERROR) {
+    for (const v1::Trace& trace : run.traces()) {
+      if (trace.evaluation().status() != v1::RUNTIME_ERROR) continue;
+      const std::string name = absl::StrCat("w", trace.kiln().workload_index());
+      for (const v1::ArtifactRef& a : run.artifacts()) {
+        if (a.kind() == "worker_log" && a.name() == name) {
+          absl::StrAppend(&out, "the worker's output (traceback, prints): kiln runs artifact ",
+                          run.run_id(), " worker_log/", name, "\n");
+          break;
+        }
+      }
+      break;
+    }
+  }
   return out;
 }
 

@@ -534,3 +534,57 @@ TEST_CASE("an interpreter without torch is named with --python and one that has 
   CHECK(imported.exit_code != 0);
   CHECK(imported.err.find(bare + " cannot import torch: " + hint) != std::string::npos);
 }
+
+TEST_CASE("a Python solution's runtime error names its file and line and where its traceback is",
+          "[kernelbench]") {
+  SKIP_WITHOUT_TORCH();
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data", {"--backend", "host", "--python", KILN_TEST_PYTHON});
+  const json solution = {
+      {"name", "raises"},
+      {"definition", "vector_add_f32"},
+      {"author", "kiln"},
+      {"spec",
+       {{"language", "python"},
+        {"target_hardware", json::array({"cpu"})},
+        {"entry_point", "kernel.py::run"},
+        {"dependencies", json::array()},
+        {"destination_passing_style", true}}},
+      {"sources",
+       json::array({{{"path", "kernel.py"},
+                     {"content", "import torch\n\n\ndef run(a, b, c):\n"
+                                 "    raise ValueError(\"boom here\")\n"}}})}};
+  const std::string path = dir / "raises.json";
+  {
+    std::ofstream f(path);
+    f << solution.dump();
+  }
+  Completed r = harness.Kiln({"submit", "--definition", "vector_add_f32", "--solution", path}, 300);
+  INFO(r.Describe());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("RUNTIME_ERROR") != std::string::npos);
+  CHECK(r.out.find("kernel.py:5: ValueError: boom here") != std::string::npos);
+  CHECK(r.out.find(" worker_log/w0") != std::string::npos);
+
+  // An exception at import: the compile log's traceback is the solution's frames, by the
+  // solution's own file names, without kiln's runner or the compile cache's paths.
+  json at_import = solution;
+  at_import["name"] = "raises_at_import";
+  at_import["sources"][0]["content"] =
+      "import torch\n\ndef helper():\n    raise RuntimeError('bad at import')\n\nhelper()\n\n"
+      "def run(a, b, c):\n    c.copy_(a + b)\n";
+  const std::string import_path = dir / "raises_at_import.json";
+  {
+    std::ofstream f(import_path);
+    f << at_import.dump();
+  }
+  Completed c =
+      harness.Kiln({"submit", "--definition", "vector_add_f32", "--solution", import_path}, 300);
+  INFO(c.Describe());
+  CHECK(c.out.find("COMPILE_ERROR") != std::string::npos);
+  CHECK(c.out.find("kernel.py:4: error: importing the solution failed: RuntimeError: bad at "
+                   "import") != std::string::npos);
+  CHECK(c.out.find("File \"kernel.py\", line 6, in <module>") != std::string::npos);
+  CHECK(c.out.find("kiln_python_runner.py") == std::string::npos);
+  CHECK(c.out.find("compile_cache") == std::string::npos);
+}

@@ -1562,8 +1562,20 @@ def _import_failed(e, where):
     hidden = {os.path.realpath(importlib.__file__)}
     if frames and frames[-1].filename == "<string>":  # torch's TypeError, from _signature_stub
         hidden.add(os.path.realpath(__file__))
-    frames = [f for f in frames
-              if not f.filename.startswith("<") and os.path.realpath(f.filename) not in hidden]
+    # The solution's own frames are named by their path in the solution ("kernel.py"), not the
+    # compile cache's; kiln's runner frames (which import it) are not the solution's business.
+    marker = os.sep + PACKAGE + os.sep
+    if any(marker in f.filename for f in frames):
+        hidden.add(os.path.realpath(__file__))
+    shown = []
+    for f in frames:
+        if f.filename.startswith("<") or os.path.realpath(f.filename) in hidden:
+            continue
+        name = f.filename
+        if marker in name:
+            name = name[name.rindex(marker) + len(marker):]
+        shown.append(traceback.FrameSummary(name, f.lineno, f.name, line=f.line))
+    frames = shown
     print("Traceback (most recent call last):")
     print("".join(traceback.format_list(frames)) +
           "".join(traceback.format_exception_only(type(e), e)), end="")
@@ -1797,6 +1809,15 @@ def main():
         else:
             lines = [l.strip() for l in f"{type(e).__name__}: {e}".splitlines() if l.strip()]
             line = " | ".join(lines[:4])
+            # Where in the solution it was raised: its innermost frame in the solution's files.
+            marker = os.sep + PACKAGE + os.sep
+            where = None
+            for frame in traceback.extract_tb(e.__traceback__):
+                if marker in frame.filename:
+                    rel = frame.filename[frame.filename.rindex(marker) + len(marker):]
+                    where = f"{rel}:{frame.lineno}"
+            if where:
+                line = f"{where}: {line}"
         core.kiln_runner_note_failure(line[:800].encode("utf-8", "replace"))
 
     # One request per workload, all of one definition; a new definition (never within a run)
