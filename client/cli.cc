@@ -43,7 +43,9 @@ std::vector<CommandSpec> BuildCommands() {
        {{"definition", "FILE|NAME",
          "a definition JSON file (registered first) or the name of a registered one", true},
         {"solution", "FILE|DIR",
-         "a solution JSON file, or a folder holding solution.json; repeatable: several are one "
+         "a solution JSON file, a folder holding solution.json, or a KernelBench ModelNew .py "
+         "file (for a definition imported with defs import --format kernelbench); repeatable: "
+         "several are one "
          "batch (each its own run and verdict, all on one set of inputs and one reference "
          "computation)",
          true, true},
@@ -640,7 +642,12 @@ absl::StatusOr<double> SecondsFlag(const Invocation& inv, const std::string& fla
 }
 
 int InputError(const absl::Status& status, Console& console) {
-  console.err << "kiln: " << status.message() << "\n";
+  // UsageError's messages already start with "kiln <command>: ".
+  const absl::string_view message = status.message();
+  console.err << (absl::StartsWith(message, "kiln ") || absl::StartsWith(message, "kiln:")
+                      ? ""
+                      : "kiln: ")
+              << message << "\n";
   return kExitUsage;
 }
 

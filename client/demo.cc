@@ -10,6 +10,7 @@
 #include "client/evaluation.h"
 #include "harness/common/files.h"
 #include "harness/definitions/builtins.h"
+#include "server/admission.h"
 #include "server/harness_server.h"
 
 namespace kiln::cli {
@@ -35,6 +36,13 @@ int RunDemo(const Invocation& inv, Console& console) {
   if (!solution.ok()) {
     console.err << "kiln demo: built-in solution: " << solution.status().message() << "\n";
     return kExitUsage;
+  }
+  // A bad --mode is refused before anything starts.
+  if (inv.args.Has("mode")) {
+    if (absl::Status s = ValidateMode(inv.args.Get("mode")); !s.ok()) {
+      console.err << "kiln demo: --" << s.message() << "\n";
+      return kExitUsage;
+    }
   }
   // The archive is kept, so that the run can be looked at afterwards (kiln runs list).
   const std::string dir = inv.args.Get("data-dir", DefaultDemoDir());
@@ -71,6 +79,7 @@ int RunDemo(const Invocation& inv, Console& console) {
   EvaluationOutcome outcome = StreamEvaluation(connection, request, kDemoTimeoutS, console);
   int code = ReportEvaluation(outcome, /*json=*/false, connection, console);
   (*server)->Drain();
+  if (outcome.run_id.empty()) return code;  // no run was made: nothing archived to look at
   // The embedded harness is gone with the demo; its archive stays, for a harness to serve.
   console.out << "\nThe run is archived in " << dir << ". To look at it, serve that folder:\n"
               << "  " << ExecutableDir() << "/kiln-harness --data-dir " << dir

@@ -200,6 +200,21 @@ int RunRunsExport(const Invocation& inv, Console& console) {
   request.set_limit(*page_size);
 
   Connection connection(inv);
+  if (!request.definition().empty()) {
+    // A definition the harness does not have would export nothing and look like success.
+    grpc::ClientContext context;
+    connection.Prepare(&context, kDefaultCallTimeoutS);
+    v1::GetDefinitionRequest get;
+    get.set_name(request.definition());
+    v1::DefinitionDetail detail;
+    grpc::Status found = connection.stub().GetDefinition(&context, get, &detail);
+    if (found.error_code() == grpc::StatusCode::NOT_FOUND) {
+      return usage(UsageError(absl::StrCat("--definition ", request.definition(),
+                                           ": no such definition on this harness (kiln defs "
+                                           "list names them)")));
+    }
+    if (!found.ok()) return connection.Fail(found, console);
+  }
   ExportCounts counts;
   SolutionNames names;
   std::set<std::string> solution_files;  // names written this export

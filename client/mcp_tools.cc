@@ -362,7 +362,7 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
       call.progress(absl::StrCat("run ", p.run_id(), " admitted"));
     }
     if (p.has_trace()) {
-      call.progress(WorkloadLine(p.trace(), p.workload_index(), p.workload_count()));
+      call.progress(WorkloadLine(p.trace(), p.workload_index() + 1, p.workload_count()));
     } else if (!p.message().empty() && p.message() != last_stage) {
       last_stage = p.message();
       call.progress(p.message());

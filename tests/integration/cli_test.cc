@@ -428,6 +428,22 @@ bool BudgetSpent(const json& response) {
 
 }  // namespace
 
+TEST_CASE("usage errors are prefixed once, and a demo with a bad --mode starts nothing") {
+  Completed bad_timeout = Kiln({"--server", "127.0.0.1:1", "submit", "--definition", "x",
+                                "--solution", "y", "--timeout-s", "abc"});
+  INFO(bad_timeout.Describe());
+  CHECK(bad_timeout.exit_code == 2);
+  CHECK_THAT(bad_timeout.err, Catch::StartsWith("kiln submit: --timeout-s: expected a positive"));
+  ScratchDir dir;
+  Completed demo = Kiln({"demo", "--mode", "bogus", "--data-dir", dir / "demo"});
+  INFO(demo.Describe());
+  CHECK(demo.exit_code == 2);
+  CHECK(demo.err.find("kiln demo: --mode: 'bogus' is not one of official, kernelbench, robust") !=
+        std::string::npos);
+  CHECK(demo.out.find("The run is archived") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "demo"));
+}
+
 TEST_CASE("kiln mcp --max-evaluations admits at most N however parallel calls interleave") {
   ScratchDir harness_dir, dir;
   HarnessInstance harness(harness_dir.path(), {"--backend", "host"});

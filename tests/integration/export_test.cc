@@ -180,3 +180,18 @@ TEST_CASE("runs export writes flashinfer-bench traces that kiln reads back", "[e
   CHECK(future.out.empty());
   CHECK(future.err.find("0 traces of 0 runs exported") != std::string::npos);
 }
+
+TEST_CASE("runs export --definition naming no definition is refused, not an empty export",
+          "[export]") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data");
+  Completed r = harness.Kiln({"runs", "export", "--definition", "nope"});
+  INFO(r.Describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--definition nope: no such definition on this harness") != std::string::npos);
+  CHECK(r.out.empty());
+  Completed known = harness.Kiln({"runs", "export", "--definition", "vector_add_f32"});
+  INFO(known.Describe());
+  CHECK(known.exit_code == 0);
+  CHECK(known.err.find("0 traces of 0 runs exported") != std::string::npos);
+}
