@@ -510,7 +510,7 @@ int RunDefsImport(const Invocation& inv, Console& console) {
       for (size_t w = 0; w < d.workloads.size() && d.errors.empty(); ++w) {
         absl::Status s = ValidateWorkload(d.definition, d.workloads[w], limits,
                                           absl::StrCat("workload[", w, "]"));
-        if (!s.ok()) d.errors.push_back(std::string(s.message()));
+        if (!s.ok()) d.errors.push_back(absl::StrCat(d.file, ": ", s.message()));
       }
       r.status = d.errors.empty() ? "validated" : "failed";
     } else if (builtin.count(d.name) > 0) {

@@ -36,10 +36,20 @@ int RunSolutionsAdd(const Invocation& inv, Console& console) {
   // The loader of `kiln submit --solution`: a Solution JSON file, or a folder with solution.json.
   absl::StatusOr<v1::Solution> solution = LoadSolution(path);
   if (!solution.ok()) return InputError(console, std::string(solution.status().message()));
+  if (inv.args.Has("definition")) {
+    const std::string definition = inv.args.Get("definition");
+    if (!solution->definition().empty() && solution->definition() != definition) {
+      return InputError(console, absl::StrCat("--definition ", definition, ": ", path,
+                                              " is a solution of '", solution->definition(),
+                                              "'"));
+    }
+    solution->set_definition(definition);
+  }
   if (solution->definition().empty()) {
     return InputError(console, absl::StrCat(path,
                                             ": solution.definition: required (the "
-                                            "definition it is registered under)"));
+                                            "definition it is registered under; --definition "
+                                            "DEF names it)"));
   }
   const std::string name = inv.args.Get("name", solution->name());
   if (absl::Status s =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/compile/python_toolchain.h"
@@ -152,6 +153,20 @@ absl::Status ResolveBaselines(const v1::EvaluateRequest& request, Archive& archi
       return absl::InvalidArgumentError(absl::StrCat(where, ": '", name, "' is not one of ",
                                                      absl::StrJoin(BaselineNames(), ", "),
                                                      " or solution:NAME"));
+    }
+    if (name == "torch_compile" && python != nullptr) {
+      // torch.compile came with torch 2.0: on an older torch the baseline could only fail, and
+      // its failure would read as the reference's.
+      const PythonReference& probed = python->Get();
+      int major = 0;
+      if (probed.torch && absl::SimpleAtoi(probed.torch_version.substr(
+                                               0, probed.torch_version.find('.')),
+                                           &major) &&
+          major < 2) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            where, ": torch_compile needs torch >= 2.0 (torch.compile); this node's Python has "
+                   "torch ", probed.torch_version, " (torch_eager times the reference as it is)"));
+      }
     }
     if (first_torch < 0) first_torch = i;
   }

@@ -476,3 +476,16 @@ TEST_CASE("kiln mcp --max-evaluations admits at most N however parallel calls in
   INFO(refused[10].dump());
   CHECK(BudgetSpent(refused[10]));
 }
+
+TEST_CASE("a --listen address in use is named as such, without gRPC's internal error line") {
+  ScratchDir first_dir, second_dir;
+  HarnessInstance first(first_dir.path(), {"--backend", "host", "--python", "none"});
+  Completed second = Run({HarnessBinary(), "--listen", first.address(), "--data-dir",
+                          second_dir.path(), "--backend", "host", "--python", "none", "--quiet"},
+                         60);
+  INFO(second.Describe());
+  CHECK(second.exit_code == 2);
+  CHECK(second.err.find("cannot listen on " + first.address() + ": the address is in use") !=
+        std::string::npos);
+  CHECK(second.err.find("chttp2") == std::string::npos);
+}

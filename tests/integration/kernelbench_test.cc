@@ -86,8 +86,11 @@ TEST_CASE("every KernelBench problem of levels 1-3 is read: converted, or listed
   REQUIRE(files.at(2).size() == 100);
   REQUIRE(files.at(3).size() == 50);
 
+  // Checked against the limit of a harness started with --max-tensor-bytes 64 GiB (as on a GPU
+  // node), so that what is counted is conversion; the default 4 GiB is tested below.
   Completed dry = Kiln({"--server", "127.0.0.1:1", "defs", "import", dir.string(), "--format",
-                        "kernelbench", "--python", KILN_TEST_PYTHON, "--dry-run", "--json"},
+                        "kernelbench", "--python", KILN_TEST_PYTHON, "--dry-run",
+                        "--max-tensor-bytes", "68719476736", "--json"},
                        1200);
   INFO(dry.err);
   // Exit 1: some problems do not convert with this torch (the report lists them).
@@ -131,7 +134,7 @@ TEST_CASE("every KernelBench problem of levels 1-3 is read: converted, or listed
   // Level filter.
   Completed level2 = Kiln({"--server", "127.0.0.1:1", "defs", "import", dir.string(),
                            "--format", "kernelbench", "--level", "2", "--python",
-                           KILN_TEST_PYTHON, "--dry-run", "--json"},
+                           KILN_TEST_PYTHON, "--dry-run", "--max-tensor-bytes", "68719476736", "--json"},
                           1200);
   INFO(level2.err);
   REQUIRE(level2.exit_code == 0);
@@ -193,8 +196,8 @@ TEST_CASE("a dry run refuses what the import would, and a problem's syntax error
   CHECK(by_file["level1/1_Bad.py"].dump().find("level1/1_Bad.py:4:") != std::string::npos);
   CHECK(by_file["level1/2_Identity.py"]["status"] == "failed");
   CHECK(by_file["level1/2_Identity.py"].dump().find(
-            "tensors need 8.0 MiB, limit 1.0 MiB (kiln-harness --max-tensor-bytes)") !=
-        std::string::npos);
+            "level1/2_Identity.py: workload[0]: tensors need 8.0 MiB, limit 1.0 MiB "
+            "(kiln-harness --max-tensor-bytes)") != std::string::npos);
   // Under the default limit the same problem is valid.
   Completed fits = Kiln({"--server", "127.0.0.1:1", "defs", "import", scratch.path(), "--format",
                          "kernelbench", "--python", KILN_TEST_PYTHON, "--dry-run", "--json"},
@@ -249,6 +252,17 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
                                   600);
     INFO(text.Describe());
     CHECK(text.out.find("warning: own-kernel check: not made") != std::string::npos);
+    // torch_compile on a torch older than 2.0 is refused up front, naming the version.
+    Completed version = Run({KILN_TEST_PYTHON, "-c", "import torch; print(torch.__version__)"});
+    if (!version.out.empty() && version.out[0] < '2') {
+      Completed compiled = harness.Kiln(
+          {"submit", "--definition", "kernelbench_l1_19_ReLU", "--solution",
+           DataPath("kernelbench_candidates/relu_torch.py"), "--baseline", "torch_compile"},
+          600);
+      INFO(compiled.Describe());
+      CHECK(compiled.exit_code == 2);
+      CHECK(compiled.err.find("torch_compile needs torch >= 2.0") != std::string::npos);
+    }
   }
   {
     Completed c = submit("kernelbench_l1_19_ReLU", "relu_wrong.py");

@@ -237,5 +237,24 @@ TEST_CASE("defs import registers the dataset's solutions under the definitions i
   CHECK(ListSolutions(harness).size() == 3);
 }
 
+TEST_CASE("solutions add takes --definition for a file that names none") {
+  ScratchDir dir;
+  HarnessInstance harness(dir / "data", ServeTokens(dir));
+  const std::string model_new = DataPath("kernelbench_candidates/relu_torch.py");
+  Completed unnamed = As(harness, kOps, {"solutions", "add", model_new});
+  INFO(unnamed.Describe());
+  CHECK(unnamed.exit_code == 2);
+  CHECK(unnamed.err.find("solution.definition: required") != std::string::npos);
+  CHECK(unnamed.err.find("--definition DEF names it") != std::string::npos);
+  // Named, it reaches admission, which refuses a ModelNew for a definition that is not a
+  // KernelBench problem, naming the field.
+  Completed named =
+      As(harness, kOps, {"solutions", "add", model_new, "--definition", "vector_add_f32"});
+  INFO(named.Describe());
+  CHECK(named.exit_code != 0);
+  CHECK(named.err.find("is a KernelBench ModelNew class, and definition 'vector_add_f32' is not "
+                       "a KernelBench problem") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::testing
