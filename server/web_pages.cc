@@ -423,7 +423,7 @@ std::string LatencyChart(const v1::Run& run, const RunSamples& samples) {
   for (const v1::Trace& t : run.traces()) {
     if (t.kiln().timing().latency_ms() <= 0) continue;
     absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">workload %d</text>",
-                          x0 - 6, y + 22, t.kiln().workload_index());
+                          x0 - 6, y + 22, t.kiln().workload_index() + 1);  // as the CLI
     const int i = t.kiln().workload_index();
     absl::StrAppend(&out, Box(StatsOf(t.kiln().timing(), raw(absl::StrCat("w", i))), lo, hi, x0,
                               x1, y, 16, "#4e79a7", "candidate"));
@@ -479,7 +479,8 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
     std::string why = k.reason();
     for (const std::string& w : k.warnings()) absl::StrAppend(&why, why.empty() ? "" : "; ", w);
     absl::StrAppend(
-        &out, Row({absl::StrCat(k.workload_index()), XmlEscape(t.workload().uuid().substr(0, 8)),
+        &out, Row({absl::StrCat(k.workload_index() + 1),  // numbered from 1, as the CLI
+                   XmlEscape(t.workload().uuid().substr(0, 8)),
                    Status(t.evaluation().status()), Ms(lat), Ms(ref),
                    // A speedup is only claimed for a workload that passed.
                    lat > 0 && ref > 0 && t.evaluation().status() == v1::PASSED

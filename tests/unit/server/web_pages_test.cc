@@ -95,6 +95,9 @@ TEST_CASE("web pages: the latency chart draws a candidate and a reference box pe
   CHECK(Count(chart, "class=\"box\"") == 3);
   CHECK(Count(chart, "class=\"median\"") == 3);
   CHECK(Count(chart, ">workload ") == 2);
+  // Numbered from 1, as kiln submit and runs show number them.
+  CHECK(Count(chart, ">workload 0<") == 0);
+  CHECK(Count(chart, ">workload 1<") == 1);
   // Every box is at least 2 px wide and lies inside the plot.
   std::regex box(R"re(class="box" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)")re");
   for (auto it = std::sregex_iterator(chart.begin(), chart.end(), box); it != std::sregex_iterator();
