@@ -142,6 +142,25 @@ absl::StatusOr<v1::Solution> LoadSolution(const std::string& path) {
   if (IsFile(path) && absl::EndsWith(path, ".py")) return LoadKernelBenchFile(path);
   bool folder = IsDirectory(path);
   std::string file = folder ? absl::StrCat(path, "/solution.json") : path;
+  if (folder && !IsFile(file)) {
+    // A folder of Solution files (flashinfer-bench's layout, what `kiln runs export
+    // --solutions` writes) is not one solution: name the files it holds.
+    std::vector<std::string> jsons;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      if (entry.is_regular_file(ec) && entry.path().extension() == ".json") {
+        jsons.push_back(entry.path().filename().string());
+      }
+    }
+    std::sort(jsons.begin(), jsons.end());
+    if (!jsons.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": no solution.json (a solution folder holds one); this folder holds ",
+          jsons.size(), jsons.size() == 1 ? " Solution file" : " Solution files",
+          " (flashinfer-bench's layout, as kiln runs export --solutions writes): pass one, as "
+          "--solution ", (fs::path(path) / jsons.front()).string()));
+    }
+  }
   absl::StatusOr<std::string> content = ReadUserFile(file);
   if (!content.ok()) return content.status();
   if (folder) {

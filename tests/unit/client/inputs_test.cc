@@ -63,6 +63,19 @@ TEST_CASE("a missing solution file is named") {
         std::string::npos);
 }
 
+TEST_CASE("a folder of Solution files (what runs export --solutions writes) names one to pass") {
+  Scratch dir;
+  dir.Write("vadd.json", std::string(kSolutionHead) + "}");
+  dir.Write("vadd_3f2a1b2c.json", std::string(kSolutionHead) + "}");
+  auto s = cli::LoadSolution(dir.path());
+  REQUIRE_FALSE(s.ok());
+  const std::string message(s.status().message());
+  INFO(message);
+  CHECK(message.find("no solution.json") != std::string::npos);
+  CHECK(message.find("holds 2 Solution files") != std::string::npos);
+  CHECK(message.find("--solution " + dir.path() + "/vadd.json") != std::string::npos);
+}
+
 TEST_CASE("a broken definition file is named with the parser's message") {
   Scratch dir;
   std::string p = dir.Write("bad.json", "{\"name\": ");
