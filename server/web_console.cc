@@ -425,6 +425,45 @@ class WebConsoleImpl final : public WebConsole {
       absl::StrAppend(&body, web::DiffSection(previous, diff));
       Html(res, 200, absl::StrCat("Run ", run.run_id()), "runs", body, token);
     });
+    // One archived file of a run (worker log, compiler log, samples, ...), as `kiln runs
+    // artifact RUN KIND/NAME` gives it: only to a viewer who may read the run.
+    server_->Get(R"(/runs/([^/]+)/artifacts/([^/]+)/([^/]+))", [this](const httplib::Request& req,
+                                                                       httplib::Response& res) {
+      const std::string token = TokenOf(req);
+      v1::Run run;
+      {
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::GetRunRequest request;
+        request.set_run_id(req.matches[1]);
+        grpc::Status s = stub_->GetRun(&context, request, &run);
+        if (!s.ok()) return Fail(req, res, s, "runs", token);
+      }
+      const std::string kind = req.matches[2], name = req.matches[3];
+      for (const v1::ArtifactRef& a : run.artifacts()) {
+        if (a.kind() != kind || a.name() != name) continue;
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::GetArtifactRequest request;
+        request.set_sha256(a.sha256());
+        v1::Artifact artifact;
+        grpc::Status s = stub_->GetArtifact(&context, request, &artifact);
+        if (!s.ok()) return Fail(req, res, s, "runs", token);
+        const bool text = kind != "binary";
+        res.set_header("X-Content-Type-Options", "nosniff");
+        if (!text) {
+          res.set_header("Content-Disposition", absl::StrCat("attachment; filename=\"", name, "\""));
+        }
+        res.set_content(artifact.content(), text ? "text/plain; charset=utf-8"
+                                                 : "application/octet-stream");
+        return;
+      }
+      return Fail(req, res,
+                  grpc::Status(grpc::StatusCode::NOT_FOUND,
+                               absl::StrCat("run ", run.run_id(), " has no artifact ", kind, "/",
+                                            name)),
+                  "runs", token);
+    });
   }
 
   // /login (the form, and its POST setting the cookie) and /logout.

@@ -506,7 +506,12 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
   if (!run.artifacts().empty()) {
     absl::StrAppend(&out, "<h2>Artifacts</h2><table>", Header({"kind", "name", "bytes", "sha256"}));
     for (const v1::ArtifactRef& a : run.artifacts()) {
-      absl::StrAppend(&out, Row({XmlEscape(a.kind()), XmlEscape(a.name()), absl::StrCat(a.size()),
+      absl::StrAppend(&out, Row({XmlEscape(a.kind()),
+                                 absl::StrCat("<a href=\"/runs/", XmlEscape(run.run_id()),
+                                              "/artifacts/", XmlEscape(a.kind()), "/",
+                                              XmlEscape(a.name()), "\">", XmlEscape(a.name()),
+                                              "</a>"),
+                                 absl::StrCat(a.size()),
                                  XmlEscape(a.sha256().substr(0, 16))},
                                 {false, false, true}));
     }

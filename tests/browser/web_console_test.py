@@ -171,6 +171,15 @@ def access_checks(bin_dir, data, work):
         status, _, body = get(p, "/runs/" + blue_run, jar)
         check(status in (403, 404) and blue_run not in body.split("<h1>")[0],
               f"another team's run is refused ({status})")
+        # A run's artifacts: the operator downloads one; another team is refused it.
+        status, _, body = get(p, "/runs/" + blue_run, {"Authorization": "Bearer " + ops})
+        links = re.findall(r'<a href="(/runs/[0-9a-f]+/artifacts/[^"/]+/[^"/]+)"', body)
+        check(status == 200 and links, f"a run page links its artifacts ({links[:2]})")
+        if links:
+            status, _, art = get(p, links[0], {"Authorization": "Bearer " + ops})
+            check(status == 200 and art, f"the operator downloads {links[0]} ({status})")
+            status, _, _ = get(p, links[0], jar)
+            check(status in (403, 404), f"another team is refused {links[0]} ({status})")
         status, _, body = get(p, "/runs/" + red_run, {**jar, "Accept": "application/json"})
         check(status == 200 and json.loads(body)["run_id"] == red_run and
               json.loads(body)["status"] == "PASSED", "a team's own run as JSON")

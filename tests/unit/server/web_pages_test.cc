@@ -148,6 +148,19 @@ TEST_CASE("web pages: a samples artifact parses, anything else gives none") {
   CHECK(ParseSamplesArtifact("{\"samples_ms\": 3}").empty());
 }
 
+TEST_CASE("web pages: a run's artifacts link to the console's download of each") {
+  v1::Run run;
+  run.set_run_id("01a2b3c4d5e6f7a8b9c0");
+  v1::ArtifactRef* a = run.add_artifacts();
+  a->set_kind("worker_log");
+  a->set_name("w0");
+  a->set_size(12);
+  a->set_sha256(std::string(64, 'a'));
+  const std::string body = RunBody(run);
+  CHECK(body.find("<a href=\"/runs/01a2b3c4d5e6f7a8b9c0/artifacts/worker_log/w0\">w0</a>") !=
+        std::string::npos);
+}
+
 TEST_CASE("web pages: a workload that did not pass claims no speedup") {
   v1::Run run;
   AddTrace(&run, 0, v1::PASSED, 0.01, 0.03);
