@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/report.h"
 #include "client/table.h"
 #include "harness/model/definition_settings.h"
 #include "harness/model/dtype.h"
@@ -153,6 +154,28 @@ std::string DefinitionDetailText(const v1::DefinitionDetail& detail) {
                   "\nevaluation settings (default: flashinfer-bench's; set: kiln defs set; the "
                   "counts apply to official mode)\n",
                   table.Render());
+  // The reference the outputs are judged against, named for what it is.
+  if (def.has_kernelbench()) {
+    absl::StrAppend(&out, "\nreference: KernelBench problem ", def.kernelbench().file(),
+                    " (its Model, called as KernelBench calls it, under torch)\n");
+    if (!def.reference().empty()) absl::StrAppend(&out, def.reference(), "\n");
+  } else if (!def.reference().empty()) {
+    absl::StrAppend(&out, "\nreference: the definition's Python run() under torch "
+                          "(flashinfer-bench's reference)\n",
+                    def.reference(), "\n");
+  } else if (summary.has_native_reference()) {
+    absl::StrAppend(&out, "\nreference: its native_reference (",
+                    def.native_reference().spec().language(), ", ",
+                    def.native_reference().spec().entry_point(), ")\n");
+  }
+  if (detail.workloads_size() > 0) {
+    Table workloads({{"#", Align::kRight}, {"workload"}, {"axes"}});
+    int i = 0;
+    for (const v1::Workload& w : detail.workloads()) {
+      workloads.AddRow({absl::StrCat(++i), w.uuid(), AxesText(w)});  // from 1, as runs number them
+    }
+    absl::StrAppend(&out, "\nworkloads:\n", workloads.Render());
+  }
   return out;
 }
 
@@ -163,6 +186,12 @@ Json DefinitionDetailJson(const v1::DefinitionDetail& detail) {
   for (const v1::Axis& a : def.axes()) {
     axes[a.name()] =
         a.is_const() ? Json{{"type", "const"}, {"value", a.value()}} : Json{{"type", "var"}};
+  }
+  Json workloads = Json::array();
+  for (const v1::Workload& w : detail.workloads()) {
+    Json axes_of = Json::object();
+    for (const v1::AxisValue& a : w.axes()) axes_of[a.name()] = a.value();
+    workloads.push_back({{"uuid", w.uuid()}, {"axes", axes_of}});
   }
   Json settings = Json::object();
   for (const v1::EffectiveSetting& s : detail.effective()) {
@@ -181,6 +210,11 @@ Json DefinitionDetailJson(const v1::DefinitionDetail& detail) {
               {"builtin", summary.builtin()},
               {"native_reference", summary.has_native_reference()},
               {"integrity_warning", summary.integrity_warning()},
+              {"reference", def.has_kernelbench()     ? "kernelbench"
+                            : !def.reference().empty() ? "python"
+                            : summary.has_native_reference() ? "native"
+                                                             : ""},
+              {"workloads", workloads},
               {"settings", settings}};
 }
 

@@ -25,6 +25,7 @@ int RunDefsShow(const Invocation& inv, Console& console) {
   Connection connection(inv);
   v1::GetDefinitionRequest request;
   request.set_name(inv.args.positionals[0]);
+  request.set_include_workloads(true);  // defs show lists them, with the reference
   grpc::ClientContext context;
   connection.Prepare(&context, kDefaultCallTimeoutS);
   v1::DefinitionDetail detail;

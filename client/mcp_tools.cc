@@ -275,20 +275,7 @@ ToolResult McpServer::ShowDefinition(ToolCall& call) {
     return connection_->stub().GetDefinition(context, request, &detail);
   });
   if (!status.ok()) return CallError(*connection_, status);
-  std::string text = DefinitionDetailText(detail);
-  if (!detail.definition().reference().empty()) {
-    absl::StrAppend(&text, "\nreference (Python, flashinfer-bench's `run`):\n",
-                    detail.definition().reference(), "\n");
-  }
-  if (detail.workloads_size() > 0) {
-    Table table({{"#", Align::kRight}, {"workload"}, {"axes"}});
-    int i = 0;
-    for (const v1::Workload& w : detail.workloads()) {
-      table.AddRow({absl::StrCat(i++), w.uuid(), AxesText(w)});
-    }
-    absl::StrAppend(&text, "\nworkloads:\n", table.Render());
-  }
-  return {text, DefinitionJson(detail), false};
+  return {DefinitionDetailText(detail), DefinitionJson(detail), false};
 }
 
 ToolResult McpServer::Evaluate(ToolCall& call) {

@@ -226,6 +226,24 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
   Completed shown = harness.Kiln({"defs", "show", "kernelbench_l2_1_Conv2D_ReLU_BiasAdd", "--json"});
   INFO(shown.Describe());
   REQUIRE(shown.exit_code == 0);
+  {
+    // defs show: the workloads and the reference, named for what it is.
+    const json doc = json::parse(shown.out, nullptr, false);
+    REQUIRE(doc.is_object());
+    CHECK(doc["reference"] == "kernelbench");
+    CHECK(doc["workloads"].size() == 1);
+    Completed text = harness.Kiln({"defs", "show", "kernelbench_l2_1_Conv2D_ReLU_BiasAdd"});
+    INFO(text.Describe());
+    CHECK(text.out.find("reference: KernelBench problem level2/1_Conv2D_ReLU_BiasAdd.py") !=
+          std::string::npos);
+    CHECK(text.out.find("class Model") != std::string::npos);
+    CHECK(text.out.find("flashinfer-bench's reference") == std::string::npos);
+    CHECK(text.out.find("\nworkloads:\n") != std::string::npos);
+    Completed builtin = harness.Kiln({"defs", "show", "vector_add_f32"});
+    CHECK(builtin.out.find("reference: the definition's Python run() under torch") !=
+          std::string::npos);
+    CHECK(builtin.out.find("\n1  ") != std::string::npos);  // workloads numbered from 1
+  }
 
   auto submit = [&](const std::string& definition, const std::string& file) {
     Completed c = harness.Kiln({"submit", "--definition", definition, "--solution",
