@@ -120,6 +120,7 @@ absl::Status ResolveBaselines(const v1::EvaluateRequest& request, Archive& archi
                               const NodeBackend& backend, const PythonRuntime* python,
                               AdmittedRun& run) {
   int first_torch = -1;
+  int compile_index = -1;
   for (int i = 0; i < request.baselines_size(); ++i) {
     const std::string& name = request.baselines(i);
     const std::string where = absl::StrCat("baselines[", i, "]");
@@ -154,28 +155,33 @@ absl::Status ResolveBaselines(const v1::EvaluateRequest& request, Archive& archi
                                                      absl::StrJoin(BaselineNames(), ", "),
                                                      " or solution:NAME"));
     }
-    if (name == "torch_compile" && python != nullptr) {
-      // torch.compile came with torch 2.0: on an older torch the baseline could only fail, and
-      // its failure would read as the reference's.
-      const PythonReference& probed = python->Get();
-      int major = 0;
-      if (probed.torch && absl::SimpleAtoi(probed.torch_version.substr(
-                                               0, probed.torch_version.find('.')),
-                                           &major) &&
-          major < 2) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            where, ": torch_compile needs torch >= 2.0 (torch.compile); this node's Python has "
-                   "torch ", probed.torch_version, " (torch_eager times the reference as it is)"));
-      }
-    }
+    if (name == "torch_compile" && compile_index < 0) compile_index = i;
     if (first_torch < 0) first_torch = i;
   }
   if (first_torch < 0) return absl::OkStatus();
   const std::string missing = PythonUnavailable(run.definition, backend, python);
-  if (missing.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "baselines[", first_torch, "]: ", request.baselines(first_torch), " runs definition '",
-      run.definition.name(), "''s Python reference under torch, which cannot run here: ", missing));
+  if (!missing.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "baselines[", first_torch, "]: ", request.baselines(first_torch), " runs definition '",
+        run.definition.name(), "''s Python reference under torch, which cannot run here: ",
+        missing));
+  }
+  if (compile_index >= 0 && python != nullptr) {
+    // torch.compile came with torch 2.0: on an older torch the baseline could only fail, and
+    // its failure would read as the reference's.
+    const PythonReference& probed = python->Get();
+    int major = 0;
+    if (probed.torch &&
+        absl::SimpleAtoi(probed.torch_version.substr(0, probed.torch_version.find('.')),
+                         &major) &&
+        major < 2) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "baselines[", compile_index, "]: torch_compile needs torch >= 2.0 (torch.compile); "
+          "this node's Python has torch ", probed.torch_version,
+          " (torch_eager times the reference as it is)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckRunnable(const v1::Definition& def, const v1::Solution& solution,
