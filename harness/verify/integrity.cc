@@ -39,10 +39,13 @@ void PoisonHost(v1::DType dtype, void* data, size_t bytes) {
   std::memset(data, PoisonByte(dtype), bytes);
 }
 
-int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expected,
-                             int64_t numel) {
+namespace {
+
+// The first storage unit of `got` that holds the poison of `dtype` and for which `counts`
+// (given the unit's index and size) is true, as an element index; -1 when none.
+template <typename Counts>
+int64_t FirstPoisonUnit(v1::DType dtype, const void* got, int64_t numel, Counts counts) {
   const auto* g = static_cast<const unsigned char*>(got);
-  const auto* e = static_cast<const unsigned char*>(expected);
   const int bits = DTypeBits(dtype);
   const int64_t unit = std::max(1, bits / 8);
   const int64_t per_unit = bits < 8 ? 8 / bits : 1;
@@ -50,24 +53,27 @@ int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expec
   const uint8_t poison = PoisonByte(dtype);
   for (int64_t u = 0; u < units; ++u) {
     const unsigned char* x = g + u * unit;
-    if (!std::all_of(x, x + unit, [&](unsigned char b) { return b == poison; })) continue;
-    if (std::memcmp(x, e + u * unit, static_cast<size_t>(unit)) != 0) return u * per_unit;
+    if (std::all_of(x, x + unit, [&](unsigned char b) { return b == poison; }) &&
+        counts(u, unit)) {
+      return u * per_unit;
+    }
   }
   return -1;
 }
 
-int64_t FirstPoisonElement(v1::DType dtype, const void* got, int64_t numel) {
+}  // namespace
+
+int64_t FirstPoisonedElement(v1::DType dtype, const void* got, const void* expected,
+                             int64_t numel) {
   const auto* g = static_cast<const unsigned char*>(got);
-  const int bits = DTypeBits(dtype);
-  const int64_t unit = std::max(1, bits / 8);
-  const int64_t per_unit = bits < 8 ? 8 / bits : 1;
-  const int64_t units = DTypeStorageBytes(dtype, numel) / unit;
-  const uint8_t poison = PoisonByte(dtype);
-  for (int64_t u = 0; u < units; ++u) {
-    const unsigned char* x = g + u * unit;
-    if (std::all_of(x, x + unit, [&](unsigned char b) { return b == poison; })) return u * per_unit;
-  }
-  return -1;
+  const auto* e = static_cast<const unsigned char*>(expected);
+  return FirstPoisonUnit(dtype, got, numel, [&](int64_t u, int64_t unit) {
+    return std::memcmp(g + u * unit, e + u * unit, static_cast<size_t>(unit)) != 0;
+  });
+}
+
+int64_t FirstPoisonElement(v1::DType dtype, const void* got, int64_t numel) {
+  return FirstPoisonUnit(dtype, got, numel, [](int64_t, int64_t) { return true; });
 }
 
 // Four independent lanes over consecutive 8-byte words keep the multiplier pipeline busy; the

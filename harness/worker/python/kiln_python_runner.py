@@ -1390,7 +1390,7 @@ class ExtensionBuild:
 
     def _header_roots(self):
         """Where torch's and kiln's headers are, as compilers name them: a distribution's torch
-        include folder may hold links (torch/include/c10 -> /usr/include/c10)."""
+        include folder may hold links (its c10 folder a link into the system include folder)."""
         roots = set()
         for root in self.torch_includes + list(self.shims.values()):
             roots.add(os.path.realpath(root) + os.sep)
@@ -1497,28 +1497,34 @@ def _needs_gpu(e):
     return None
 
 
-def _calling_line():
-    """The innermost frame of the current stack in the solution's own files (its package, which
-    a worker imports from a writable copy of the compiled one), as 'file.py:LINE (in f())', or
+def _in_solution(filename):
+    """`filename` as the solution names it ("kernel.py") when it is one of the solution's own
+    files (its package, wherever it lies: the compile cache, or a worker's writable copy), else
     None."""
     marker = os.sep + PACKAGE + os.sep
+    at = filename.rfind(marker)
+    return filename[at + len(marker):] if at >= 0 else None
+
+
+def _calling_line():
+    """The innermost frame of the current stack in the solution's own files, as
+    'file.py:LINE (in f())', or None."""
     frame = sys._getframe(1)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if marker in name:
-            rel = name[name.rindex(marker) + len(marker):]
+        rel = _in_solution(frame.f_code.co_filename)
+        if rel is not None:
             return f"{rel}:{frame.f_lineno} (in {frame.f_code.co_name}())"
         frame = frame.f_back
     return None
 
 
-def _solution_frame(tb, root):
-    """The innermost traceback frame in the solution's own files, as 'file.py:LINE'."""
+def _solution_frame(tb):
+    """The innermost traceback frame in the solution's own files, as 'file.py:LINE', or None."""
     where = None
-    base = os.path.join(root, PACKAGE) + os.sep
     for frame in traceback.extract_tb(tb):
-        if frame.filename.startswith(base):
-            where = f"{frame.filename[len(base):]}:{frame.lineno}"
+        rel = _in_solution(frame.filename)
+        if rel is not None:
+            where = f"{rel}:{frame.lineno}"
     return where
 
 
@@ -1564,16 +1570,13 @@ def _import_failed(e, where):
         hidden.add(os.path.realpath(__file__))
     # The solution's own frames are named by their path in the solution ("kernel.py"), not the
     # compile cache's; kiln's runner frames (which import it) are not the solution's business.
-    marker = os.sep + PACKAGE + os.sep
-    if any(marker in f.filename for f in frames):
+    if any(_in_solution(f.filename) is not None for f in frames):
         hidden.add(os.path.realpath(__file__))
     shown = []
     for f in frames:
         if f.filename.startswith("<") or os.path.realpath(f.filename) in hidden:
             continue
-        name = f.filename
-        if marker in name:
-            name = name[name.rindex(marker) + len(marker):]
+        name = _in_solution(f.filename) or f.filename
         shown.append(traceback.FrameSummary(name, f.lineno, f.name, line=f.line))
     frames = shown
     print("Traceback (most recent call last):")
@@ -1623,13 +1626,13 @@ def _check_solution(opts, notes):
     except ExtensionBuildError as e:
         # First the solution's line that asked for the build and the compiler's first error:
         # the run's reason is the first line of this log that says "error".
-        where = _solution_frame(e.__traceback__, root) or entry_file
+        where = _solution_frame(e.__traceback__) or entry_file
         print(f"{where}: error: {e}")
         if e.log:
             print(e.log)
         return 1
     except (AttributeError, TypeError) as e:
-        where = _solution_frame(e.__traceback__, root)
+        where = _solution_frame(e.__traceback__)
         if where is None:  # load_solution's own: no such function, or not callable
             print(f"{entry_file}: error: {e}")
             return 1
@@ -1641,12 +1644,12 @@ def _check_solution(opts, notes):
             print(f"{entry_file}: error: cannot import module '{missing}' of the solution: "
                   f"no such source")
         else:
-            where = _solution_frame(e.__traceback__, root) or entry_file
+            where = _solution_frame(e.__traceback__) or entry_file
             print(f"{where}: error: cannot import module '{missing}': it is not installed on "
                   f"this node ({e})")
         return 1
     except Exception as e:
-        where = _solution_frame(e.__traceback__, root) or entry_file
+        where = _solution_frame(e.__traceback__) or entry_file
         needs = _needs_gpu(e)
         if needs:
             # Contest files make CUDA tensors at import (`torch.tensor(..., device="cuda")`).
@@ -1810,12 +1813,7 @@ def main():
             lines = [l.strip() for l in f"{type(e).__name__}: {e}".splitlines() if l.strip()]
             line = " | ".join(lines[:4])
             # Where in the solution it was raised: its innermost frame in the solution's files.
-            marker = os.sep + PACKAGE + os.sep
-            where = None
-            for frame in traceback.extract_tb(e.__traceback__):
-                if marker in frame.filename:
-                    rel = frame.filename[frame.filename.rindex(marker) + len(marker):]
-                    where = f"{rel}:{frame.lineno}"
+            where = _solution_frame(e.__traceback__)
             if where:
                 line = f"{where}: {line}"
         core.kiln_runner_note_failure(line[:800].encode("utf-8", "replace"))
