@@ -252,7 +252,7 @@ std::vector<CommandSpec> BuildCommands() {
         {"baseline", "B",
          "reference | torch_eager | torch_compile | solution:NAME: speedups, fast_p and the SVG "
          "vs it (default reference; --json carries all)"},
-        {"by", "G", "team (principal; author without --tokens) or solution (default team)"},
+        {"by", "G", "team (the principal that submitted) or solution (default team)"},
         {"best", "",
          "count each team's best PASSED latency over all its runs, not its designated (else "
          "latest) run"},

@@ -250,12 +250,11 @@ std::optional<double> FastP(const std::vector<WorkloadOutcome>& outcomes, double
 }
 
 std::string TeamOf(const v1::Run& run) {
-  if (run.principal().empty() || run.principal() == kLocalPrincipal) {
-    const std::string& author =
-        run.solution().author().empty() ? run.author() : run.solution().author();
-    return author.empty() ? "(no author)" : author;
-  }
-  return run.principal();
+  return run.principal().empty() ? kLocalPrincipal : run.principal();
+}
+
+std::string AuthorOf(const v1::Run& run) {
+  return run.solution().author().empty() ? run.author() : run.solution().author();
 }
 
 absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run>& runs,
@@ -335,6 +334,7 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
     if (counts && options.rule == Rule::kLatest) {
       c.run_id = run->run_id();
       c.designated = run->designated();
+      if (!AuthorOf(*run).empty()) c.authors.push_back(AuthorOf(*run));
     }
     for (const v1::Trace& trace : run->traces()) {
       auto it = workload_index.find(trace.workload().uuid());
@@ -364,6 +364,7 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
         cw.latency = LatencyInterval(trace.kiln().timing(), ms);
         cw.run_id = run->run_id();
         cw.solution_name = run->solution_name();
+        cw.author = AuthorOf(*run);
         cw.own_share = trace.kiln().own_work().measured()
                            ? std::optional<double>(trace.kiln().own_work().share())
                            : std::nullopt;
@@ -398,6 +399,11 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
       }
     }
     if (shares > 0) c.own_share = share_sum / shares;
+    for (const CompetitorWorkload& cw : c.workloads) {
+      if (!cw.author.empty()) c.authors.push_back(cw.author);
+    }
+    std::sort(c.authors.begin(), c.authors.end());
+    c.authors.erase(std::unique(c.authors.begin(), c.authors.end()), c.authors.end());
     Score(report.baselines, report.workloads, c);
     report.competitors.push_back(std::move(c));
   }

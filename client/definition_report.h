@@ -111,6 +111,7 @@ struct CompetitorWorkload {
   Interval latency;            // its 95 % interval
   std::string run_id;          // the run of that latency
   std::string solution_name;
+  std::string author;  // that run's solution's author (AuthorOf): shown, never ranked by
   // The share of that trace's timed GPU time done by the solution's own kernels
   // (TraceDetail.own_work); nullopt where it was not measured.
   std::optional<double> own_share;
@@ -121,7 +122,10 @@ struct CompetitorWorkload {
 };
 
 struct Competitor {
-  std::string name;  // the team (principal, or author on a harness without tokens) or solution
+  std::string name;  // the team (TeamOf: the principal that submitted) or the solution
+  // The authors (AuthorOf) of the runs whose latencies count: the counted run's (rule latest),
+  // else those of every workload's best run; sorted, distinct, none empty. Shown, never ranked.
+  std::vector<std::string> authors;
   int runs = 0;      // its ranked runs
   // Rule kLatest: the one run counted, and whether its principal designated it.
   std::string run_id;
@@ -171,9 +175,13 @@ struct DefinitionReport {
   std::string item = "workload";
 };
 
-// The team a run counts for: its principal, or its solution's author when the principal is
-// "local" (a harness without --tokens serves every caller as "local").
+// The team a run counts for: the principal that submitted it ("local" on a harness without
+// --tokens, which serves every caller as "local"). The solution's self-declared author never
+// names a team: anyone can write any author into a solution.
 std::string TeamOf(const v1::Run& run);
+
+// Who wrote the run's solution, as the solution declares it ("" when it names nobody).
+std::string AuthorOf(const v1::Run& run);
 
 // Fills c.score, c.score_interval, c.fast_p and c.unavailable from c.workloads (parallel to
 // `workloads`) and c.passed_workloads, for every baseline.

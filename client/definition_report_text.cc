@@ -63,7 +63,7 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
   const std::string& baseline = report.baselines[b];
   const bool other = b != kReferenceBaseline;
   std::vector<Column> columns = {
-      {"#", Align::kRight}, {GroupName(report.group_by)}, {"score", Align::kRight}};
+      {"#", Align::kRight}, {GroupName(report.group_by)}, {"author"}, {"score", Align::kRight}};
   if (other) columns.push_back({absl::StrCat("mean vs ", baseline), Align::kRight});
   columns.push_back({"95% interval", Align::kRight});
   columns.push_back({"noise"});
@@ -77,8 +77,10 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
   Table table(std::move(columns));
   int place = 0;
   for (const Competitor& c : report.competitors) {
-    std::vector<std::string> row = {absl::StrCat(++place), c.name,
-                                    FormatScore(c.score[kReferenceBaseline])};
+    std::vector<std::string> row = {
+        absl::StrCat(++place), c.name,
+        c.authors.empty() ? std::string(kAbsent) : absl::StrJoin(c.authors, ", "),
+        FormatScore(c.score[kReferenceBaseline])};
     if (other) row.push_back(FormatScore(c.score[b]));
     const Interval known = c.score[b].has_value() ? c.score_interval[b] : Interval{};
     row.push_back(FormatSpeedupInterval(known));
@@ -213,6 +215,7 @@ Json BaselineJson(const BaselineMeasurement& m) {
 
 Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
   Json json = {{"name", c.name},
+               {"authors", c.authors},
                {"runs", c.runs},
                {"passed_workloads", c.passed_workloads},
                {"own_kernel_share", OptionalNumber(c.own_share)},
@@ -247,6 +250,7 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
                          {"best_latency_ms", PositiveOrNull(cw.best_latency_ms)},
                          {"run_id", cw.run_id},
                          {"solution", cw.solution_name},
+                         {"author", cw.author},
                          {"speedup", speedup},
                          {"speedup_ci95", speedup_ci}});
   }

@@ -48,7 +48,11 @@ void CallState::SetContext(void* grpc_client_context) {
 }
 
 McpServer::McpServer(McpOptions options, std::istream& in, std::ostream& out, std::ostream& log)
-    : options_(std::move(options)), in_(in), out_(out), log_(log) {
+    : options_(std::move(options)),
+      in_(in),
+      out_(out),
+      log_(log),
+      ledger_(options_.ledger_path, options_.max_evaluations) {
   if (options_.invocation != nullptr) {
     connection_ = std::make_unique<Connection>(*options_.invocation);
   } else {

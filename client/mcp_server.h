@@ -29,6 +29,7 @@
 
 #include "client/cli.h"
 #include "client/json_output.h"
+#include "client/mcp_ledger.h"
 
 namespace kiln::cli {
 
@@ -41,11 +42,12 @@ const std::vector<std::string>& McpProtocolVersions();
 struct McpOptions {
   const Invocation* invocation = nullptr;  // where the harness is (--server, --token, TLS)
   double evaluate_timeout_s = 1800;        // each evaluation's deadline
-  // At most this many evaluations in this session (-1: no limit; 0 admits none): a campaign's
-  // budget handed to an agent. Each admitted evaluation counts, whatever its verdict; a call
-  // holds a slot from before its run starts until it is admitted or refused.
+  // At most this many evaluations (-1: no limit; 0 admits none): a campaign's budget handed to
+  // an agent. Each admitted evaluation counts, whatever its verdict; a call holds a slot from
+  // before its run starts until it is admitted or refused. With a ledger, every line of the
+  // ledger counts, whichever process wrote it (client/mcp_ledger.h).
   int max_evaluations = -1;
-  // Where each evaluation's run id is appended, one per line ("" for none): the controller
+  // Where each evaluation's run id is written, one per line ("" for none): the controller
   // counts them against its campaign's budget.
   std::string ledger_path;
 };
@@ -130,9 +132,7 @@ class McpServer {
   std::mutex calls_mu_;
   std::map<std::string, std::shared_ptr<CallState>> calls_;  // by the request id's JSON text
   std::vector<std::thread> threads_;
-  int evaluations_ = 0;  // admitted (ledger_mu_)
-  int reserved_ = 0;     // calls holding a slot, not yet admitted (ledger_mu_)
-  std::mutex ledger_mu_;
+  EvaluationLedger ledger_;
 };
 
 }  // namespace kiln::cli

@@ -2,7 +2,6 @@
 // a stream), answered as text an agent reads and the same as JSON.
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -312,19 +311,15 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
     }
   }
   // The budget is taken before the run starts, under the ledger's lock: parallel calls (agents
-  // make them) cannot all pass a check made before any of them was admitted. A call whose run
-  // is never admitted gives its slot back.
-  bool reserved = false;
-  if (options_.max_evaluations >= 0) {
-    std::lock_guard<std::mutex> lock(ledger_mu_);
-    if (evaluations_ + reserved_ >= options_.max_evaluations) {
-      return {absl::StrCat("evaluation budget spent: ", options_.max_evaluations,
-                           " evaluations in this session (the campaign's budget); submit your "
-                           "solution as it is"),
-              Json{{"budget_spent", true}}, true};
-    }
-    ++reserved_;
-    reserved = true;
+  // make them), and other kiln mcp processes on the same ledger, cannot all pass a check made
+  // before any of them was admitted. A call whose run is never admitted gives its slot back.
+  absl::StatusOr<std::optional<std::string>> ticket = ledger_.Reserve();
+  if (!ticket.ok()) return {std::string(ticket.status().message()), nullptr, true};
+  if (!ticket->has_value()) {
+    return {absl::StrCat("evaluation budget spent: ", options_.max_evaluations,
+                         " evaluations in this session (the campaign's budget); submit your "
+                         "solution as it is"),
+            Json{{"budget_spent", true}}, true};
   }
   bool admitted = false;
 
@@ -336,15 +331,9 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
   std::string last_stage;
   StreamedRuns streamed = ReadRunEvents(*reader, [&](const v1::Progress& p, bool first) {
     if (first) {
-      {
-        std::lock_guard<std::mutex> lock(ledger_mu_);
-        ++evaluations_;
-        if (reserved) --reserved_;
-        admitted = true;
-        if (!options_.ledger_path.empty()) {
-          std::ofstream ledger(options_.ledger_path, std::ios::app);
-          ledger << p.run_id() << "\n";
-        }
+      admitted = true;
+      if (absl::Status s = ledger_.Admit(**ticket, p.run_id()); !s.ok()) {
+        log_ << "kiln mcp: " << s.message() << "\n";
       }
       call.progress(absl::StrCat("run ", p.run_id(), " admitted"));
     }
@@ -356,9 +345,10 @@ ToolResult McpServer::Evaluate(ToolCall& call) {
     }
   });
   call.state.SetContext(nullptr);
-  if (reserved && !admitted) {
-    std::lock_guard<std::mutex> lock(ledger_mu_);
-    --reserved_;
+  if (!admitted) {
+    if (absl::Status s = ledger_.Release(**ticket); !s.ok()) {
+      log_ << "kiln mcp: " << s.message() << "\n";
+    }
   }
   if (call.state.cancelled()) return {"cancelled", nullptr, true};
   EvaluationOutcome outcome = OneRun(std::move(streamed));

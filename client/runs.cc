@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
+#include "client/definition_report.h"
 #include "client/json_output.h"
 #include "client/rejection_advice.h"
 #include "client/report.h"
@@ -117,8 +118,10 @@ std::string RunFields(const v1::Run& run) {
   std::string solution = run.solution_name();
   if (!run.solution_hash().empty())
     absl::StrAppend(&solution, " (", ShortId(run.solution_hash(), 12), ")");
-  if (!run.author().empty()) absl::StrAppend(&solution, " by ", run.author());
   field("solution", solution);
+  // The team is who submitted; the author is what the solution says of itself (docs/report.md).
+  field("team", TeamOf(run));
+  field("author", AuthorOf(run));
   field("status", RunStatusText(run.state(), run.status()));
   field("reason", run.reason());
   field("what to do", RejectionAdvice(run.reason()));
@@ -148,7 +151,6 @@ std::string RunFields(const v1::Run& run) {
     }
     field("device", device);
   }
-  field("principal", run.principal());
   field("created", FormatUnixMs(run.created_unix_ms()));
   if (run.finished_unix_ms() > 0) field("finished", FormatUnixMs(run.finished_unix_ms()));
   field("seconds",

@@ -250,6 +250,14 @@ int CampaignRunner::RecordCandidates(const AgentRequest& request, const AgentRes
                                       "; not evaluated"));
       continue;
     }
+    // The request asked for at most max_candidates, what the budget had left: a fresh
+    // candidate past that is not evaluated, whatever the agent sent.
+    if (fresh >= request.max_candidates) {
+      Event("over_request",
+            absl::StrCat(c.solution.name(), " not evaluated: the request asked for ",
+                         request.max_candidates, " candidate(s), what the budget had left"));
+      continue;
+    }
     CandidateRow row;
     row.campaign_id = row_.id;
     row.hash = hash;

@@ -28,6 +28,7 @@
 #include "controller/harness_pool.h"
 #include "harness/common/files.h"
 #include "server/authenticator.h"
+#include "server/listen_check.h"
 #include "server/server_credentials.h"
 #include "server/token_file.h"
 #include "server/web_console.h"
@@ -167,6 +168,9 @@ int main(int argc, char** argv) {
       kiln::MakeChannelCredentials(harness_ca, harness_cert, harness_key, "--harness-tls");
   if (!harness_credentials.ok()) return Fail(std::string(harness_credentials.status().message()));
 
+  if (absl::Status s = kiln::CheckListenAddress(listen, "kiln-controller"); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
   auto archive = kiln::controller::CampaignArchive::Open(data_dir);
   if (!archive.ok()) return Fail(std::string(archive.status().message()));
   kiln::controller::HarnessPool pool(addresses, harness_token, *harness_credentials,

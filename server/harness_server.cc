@@ -1,22 +1,15 @@
 #include "server/harness_server.h"
 
-#include "harness/compile/python_toolchain.h"
-#include "harness/sandbox/program_path.h"
-
-#include <filesystem>
-
 #include <fcntl.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 #include <unistd.h>
-#include <cstring>
-#include <cerrno>
-#include <sys/socket.h>
-#include <netdb.h>
 
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -37,10 +30,12 @@
 #include "harness/compile/toolchain.h"
 #include "harness/definitions/builtins.h"
 #include "harness/profile/profiling_support.h"
+#include "harness/sandbox/program_path.h"
 #include "harness/sandbox/sandbox.h"
 #include "server/admission.h"
 #include "server/authenticator.h"
 #include "server/backend.h"
+#include "server/listen_check.h"
 #include "server/log_line.h"
 #include "server/metrics_endpoint.h"
 #include "server/node_context.h"
@@ -481,52 +476,8 @@ absl::Status HarnessServerImpl::Open() {
   return absl::OkStatus();
 }
 
-namespace {
-
-// gRPC reports a port in use only as an internal error line on stderr. Binding the address
-// first (and letting it go) names the cause; a port of 0 needs no check.
-absl::Status CheckListenAddress(const std::string& listen) {
-  const size_t colon = listen.rfind(':');
-  std::string host = listen.substr(0, colon);
-  const std::string port = listen.substr(colon + 1);
-  if (port == "0") return absl::OkStatus();
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0 ||
-      found == nullptr) {
-    return absl::OkStatus();  // gRPC says what it makes of the address
-  }
-  int err = 0;
-  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
-  if (fd >= 0) {
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 1) != 0) err = errno;
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  if (err == EADDRINUSE) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", listen, ": the address is in use (another kiln-harness or program "
-        "listens there; pick another port, or port 0 for a free one)"));
-  }
-  if (err != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", listen, ": ", std::strerror(err)));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status HarnessServerImpl::Listen() {
-  if (absl::Status s = CheckListenAddress(options_.listen); !s.ok()) return s;
+  if (absl::Status s = CheckListenAddress(options_.listen, "kiln-harness"); !s.ok()) return s;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   auto credentials = MakeServerCredentials(AccessOf(options_));

@@ -26,9 +26,10 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7
 header{background:#1d2330;color:#fff;padding:10px 24px;display:flex;gap:24px;align-items:center}
 header a{color:#cfd6e4;text-decoration:none}header a.current{color:#fff;font-weight:600}
 header .who{margin-left:auto;color:#9aa4b8}main{padding:16px 24px;max-width:1200px}
-table{border-collapse:collapse;background:#fff;margin:8px 0 16px}
+table{border-collapse:collapse;background:#fff;margin:8px 0 16px;max-width:100%}
 th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef0f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td .name{overflow-wrap:anywhere}
+th{background:#eef0f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .PASSED{color:#13795b;font-weight:600}.REJECTED,.INCORRECT_NUMERICAL,.INCORRECT_SHAPE,
 .INCORRECT_DTYPE,.RUNTIME_ERROR,.COMPILE_ERROR,.TIMEOUT{color:#b42318;font-weight:600}
 .diff .add{color:#13795b}.diff .del{color:#b42318}.diff .hunk{color:#5b6474}
@@ -55,7 +56,14 @@ std::string RunLink(const std::string& id) {
 }
 
 std::string DefinitionLink(const std::string& name) {
-  return absl::StrCat("<a href=\"/definitions/", XmlEscape(name), "\">", XmlEscape(name), "</a>");
+  return absl::StrCat("<a class=\"name\" href=\"/definitions/", XmlEscape(name), "\">",
+                      XmlEscape(name), "</a>");
+}
+
+// A solution's or a definition's name in a table cell: a long one wraps anywhere rather than
+// widening the table past the window (agents' solution names run to 90 characters).
+std::string NameCell(const std::string& name) {
+  return absl::StrCat("<span class=\"name\">", XmlEscape(name), "</span>");
 }
 
 std::string Row(const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {
@@ -265,40 +273,53 @@ std::string ScoreChart(const v1::Leaderboard& board) {
   }
   if (scored == 0) return "";
   hi *= 1.1;
-  const double x0 = 180, x1 = 660, row = 26;
-  const double height = 30 + row * board.entries_size();
+  // Labels are 13 px: team names on the left (cut to kNameChars with the whole name in a
+  // title), each score right of its bar and interval, "1x (reference)" under the rows; the
+  // right margin holds a score label beside the longest bar.
+  constexpr double kWidth = 700, x0 = 180, x1 = 580, row = 26;
+  constexpr size_t kNameChars = 20;
+  const double height = 40 + row * board.entries_size();
   std::string out = absl::StrFormat(
-      "<svg class=\"chart score\" xmlns=\"http://www.w3.org/2000/svg\" width=\"700\" "
-      "height=\"%.0f\" role=\"img\" aria-label=\"score per principal\">",
-      height);
+      "<svg class=\"chart score\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+      "height=\"%.0f\" font-size=\"13\" role=\"img\" aria-label=\"score per team\">",
+      kWidth, height);
   auto x = [&](double v) { return x0 + v / hi * (x1 - x0); };
   double y = 10;
   for (const v1::LeaderboardEntry& e : board.entries()) {
-    absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                          x0 - 6, y + 15, XmlEscape(e.principal()));
+    const std::string& name = e.principal();
+    const std::string shown =
+        name.size() > kNameChars ? absl::StrCat(name.substr(0, kNameChars - 1), "…") : name;
+    absl::StrAppendFormat(&out,
+                          "<text class=\"team\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+                          "<title>%s</title>%s</text>",
+                          x0 - 6, y + 14, XmlEscape(name), XmlEscape(shown));
     if (e.score() > 0) {
       absl::StrAppendFormat(&out,
                             "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                             "height=\"18\" fill=\"#4e79a7\"><title>%s: score %.3fx (95%% "
                             "interval %.3f..%.3f)</title></rect>",
-                            x0, y, x(e.score()) - x0, XmlEscape(e.principal()), e.score(),
+                            x0, y, x(e.score()) - x0, XmlEscape(name), e.score(),
                             e.score_ci95_low(), e.score_ci95_high());
+      double right = x(e.score());
       if (e.score_ci95_high() > e.score_ci95_low()) {
         absl::StrAppendFormat(&out,
-                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                              "stroke=\"#1d2330\"/>",
+                              "<line class=\"interval\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                              "y2=\"%.1f\" stroke=\"#1d2330\"/>",
                               x(e.score_ci95_low()), y + 9, x(e.score_ci95_high()), y + 9);
+        right = std::max(right, x(e.score_ci95_high()));
       }
-      absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%.1f\">%.2fx</text>", x(e.score()) + 4,
-                            y + 14, e.score());
+      absl::StrAppendFormat(&out, "<text class=\"score\" x=\"%.1f\" y=\"%.1f\">%.2fx</text>",
+                            right + 4, y + 14, e.score());
     }
     y += row;
   }
+  // The 1x line spans the rows; its label sits below them, centred on the line.
   absl::StrAppendFormat(&out,
                         "<line class=\"one\" x1=\"%.1f\" y1=\"4\" x2=\"%.1f\" y2=\"%.1f\" "
-                        "stroke=\"#b42318\" stroke-dasharray=\"4 3\"/><text x=\"%.1f\" "
-                        "y=\"%.1f\" fill=\"#b42318\">1x (reference)</text></svg>\n",
-                        x(1.0), x(1.0), y, x(1.0) + 4, y + 14);
+                        "stroke=\"#b42318\" stroke-dasharray=\"4 3\"/><text class=\"one\" "
+                        "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#b42318\">1x "
+                        "(reference)</text></svg>\n",
+                        x(1.0), x(1.0), y, x(1.0), y + 18);
   return out;
 }
 
@@ -316,14 +337,14 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
     absl::StrAppend(&out, "<p class=\"note\">No ranked runs yet.</p>\n");
   } else {
     absl::StrAppend(&out, ScoreChart(board), "<table>",
-                    Header({"#", "principal", "run", "solution", "status", "score",
+                    Header({"#", "team", "run", "solution", "status", "score",
                             "95% interval", "mean latency", "passed workloads"}));
     int rank = 0;
     for (const v1::LeaderboardEntry& e : board.entries()) {
       absl::StrAppend(
           &out,
           Row({absl::StrCat(++rank), XmlEscape(e.principal()), RunLink(e.run_id()),
-               XmlEscape(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
+               NameCell(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
                absl::StrFormat("%.3f..%.3f%s", e.score_ci95_low(), e.score_ci95_high(),
                                e.score_ci95_low() < 1 && e.score_ci95_high() > 1 ? " (crosses 1x)"
                                                                                  : ""),
@@ -353,12 +374,12 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
 
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query) {
   if (runs.runs().empty()) return "<p class=\"note\">No runs match.</p>\n";
-  std::string out = absl::StrCat("<table>", Header({"run", "definition", "solution", "principal",
+  std::string out = absl::StrCat("<table>", Header({"run", "definition", "solution", "team",
                                                     "status", "mode", "mean latency",
                                                     "mean speedup", "workloads", "created"}));
   for (const v1::RunSummary& r : runs.runs()) {
     absl::StrAppend(
-        &out, Row({RunLink(r.run_id()), DefinitionLink(r.definition()), XmlEscape(r.solution_name()),
+        &out, Row({RunLink(r.run_id()), DefinitionLink(r.definition()), NameCell(r.solution_name()),
                    XmlEscape(r.principal()),
                    r.state() == v1::RUN_DONE ? Status(r.status())
                                              : XmlEscape(v1::RunState_Name(r.state())),
@@ -452,12 +473,26 @@ std::string LatencyChart(const v1::Run& run, const RunSamples& samples) {
   return out;
 }
 
+namespace {
+
+// " · author NAME" for a solution that names its author, else "": the author is what the
+// solution says of itself, shown beside the team (the principal) and never ranked by.
+std::string AuthorText(const v1::Run& run) {
+  const std::string& author =
+      run.solution().author().empty() ? run.author() : run.solution().author();
+  return author.empty() ? "" : absl::StrCat(" &middot; author ", XmlEscape(author));
+}
+
+}  // namespace
+
 std::string RunBody(const v1::Run& run, const RunSamples& samples) {
   std::string out = absl::StrCat(
       "<p>", run.state() == v1::RUN_DONE ? Status(run.status())
                                          : XmlEscape(v1::RunState_Name(run.state())),
       " &middot; definition ", DefinitionLink(run.definition()), " &middot; solution ",
-      XmlEscape(run.solution_name()), " by ", XmlEscape(run.principal()), " &middot; mode ",
+      XmlEscape(run.solution_name()), " &middot; team ",
+      XmlEscape(run.principal().empty() ? "local" : run.principal()),
+      AuthorText(run), " &middot; mode ",
       XmlEscape(run.mode()), " &middot; backend ", XmlEscape(run.backend()),
       run.device_name().empty() ? "" : absl::StrCat(" (", XmlEscape(run.device_name()), ")"),
       " &middot; created ", Time(run.created_unix_ms()), "</p>\n");
@@ -715,7 +750,7 @@ std::string CampaignBody(const v1::Campaign& c) {
     absl::StrAppend(&out, "<h2>Promotions</h2><table>",
                     Header({"round", "solution", "agent", "latency", "was", "noise"}));
     for (const v1::Promotion& p : c.promotion_history()) {
-      absl::StrAppend(&out, Row({absl::StrCat(p.round()), XmlEscape(p.solution_name()),
+      absl::StrAppend(&out, Row({absl::StrCat(p.round()), NameCell(p.solution_name()),
                                  XmlEscape(p.agent()), Ms(p.latency_ms()),
                                  Ms(p.previous_latency_ms()),
                                  absl::StrFormat("%.2f%%", p.noise() * 100)},
@@ -738,7 +773,7 @@ std::string CampaignBody(const v1::Campaign& c) {
                     Header({"round", "agent", "solution", "hash", "state", "verdict", "latency"}));
     for (const v1::CandidateSummary& k : c.candidates()) {
       absl::StrAppend(
-          &out, Row({absl::StrCat(k.round()), XmlEscape(k.agent()), XmlEscape(k.solution_name()),
+          &out, Row({absl::StrCat(k.round()), XmlEscape(k.agent()), NameCell(k.solution_name()),
                      XmlEscape(k.hash().substr(0, 12)), XmlEscape(k.state()),
                      k.status().empty() ? "-"
                                         : absl::StrCat("<span class=\"", XmlEscape(k.status()), "\">",

@@ -469,6 +469,14 @@ TEST_CASE("kiln mcp --max-evaluations admits at most N however parallel calls in
   for (std::string line; std::getline(f, line);) lines += line.empty() ? 0 : 1;
   CHECK(lines == 2);
 
+  // A kiln mcp started again on the same ledger (an agent's client restarts its server) finds
+  // the budget spent: the ledger's lines count, not only this process's calls.
+  ScratchDir again;
+  std::map<int, json> restarted = McpSession(
+      harness.address(), "--max-evaluations 2 --ledger " + ledger, McpEvaluations(1), 1, again);
+  INFO(restarted[10].dump());
+  CHECK(BudgetSpent(restarted[10]));
+
   // A budget of 0 admits nothing (a campaign with nothing left gives its agent 0).
   ScratchDir none;
   std::map<int, json> refused = McpSession(harness.address(), "--max-evaluations 0",

@@ -53,6 +53,7 @@ class ControllerInstance {
     return Kiln(args, timeout_s);
   }
   std::string db() const { return data_dir_ + "/controller.db"; }
+  const std::string& address() const { return address_; }
 
  private:
   std::string data_dir_;
@@ -605,6 +606,21 @@ TEST_CASE("kiln-controller refuses a remote address without a tokens file") {
                     30);
   CHECK(c.exit_code == 2);
   CHECK_THAT(c.err, Catch::Contains("needs --tokens FILE"));
+}
+
+TEST_CASE("kiln-controller names a --listen address in use, changing nothing") {
+  ScratchDir first_dir, second_dir;
+  ControllerInstance first(first_dir / "data", "127.0.0.1:1");
+  const std::string address = first.address();
+  Completed second = Run({ControllerBinary(), "--listen", address, "--data-dir",
+                          second_dir / "data", "--harness", "127.0.0.1:1"},
+                         30);
+  INFO(second.Describe());
+  CHECK(second.exit_code == 2);
+  CHECK_THAT(second.err, Catch::Contains("cannot listen on " + address +
+                                         ": the address is in use (another kiln-controller"));
+  CHECK_THAT(second.err, !Catch::Contains("chttp2"));
+  CHECK_FALSE(fs::exists(second_dir / "data"));  // no archive made
 }
 
 TEST_CASE("mutual TLS from the CLI to the controller and from the controller to the harness") {

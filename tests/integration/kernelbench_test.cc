@@ -378,6 +378,8 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK(doc["problems_run"] == 2);
     REQUIRE(doc["teams"].size() == 1);
     const json& team = doc["teams"][0];
+    // Bare .py files name no author: the team is the principal that submitted them.
+    CHECK(team["name"] == "local");
     CHECK(team["passed"] == 2);
     CHECK(team["fast_p"]["eager"]["0.0"] == 1.0);
     CHECK(team["fast_p"]["torch_compile"]["0.0"].is_null());

@@ -67,6 +67,9 @@ TEST_CASE("runs persist across a harness restart") {
   CHECK(shown.out.find("queued") != std::string::npos);
   CHECK(shown.out.find("timing") != std::string::npos);
   CHECK(shown.out.find("kernel.cc") != std::string::npos);  // the sources
+  // Without --tokens the team is the local principal; the solution's author is only shown.
+  CHECK_THAT(shown.out, Catch::Contains("team        local\n") &&
+                            Catch::Contains("author      kiln-tests\n"));
 
   Completed as_json = restarted.Kiln({"runs", "show", run_id, "--json"});
   REQUIRE(as_json.exit_code == 0);

@@ -340,25 +340,61 @@ TEST_CASE("no runs give an empty report with the reason") {
   CHECK_THAT(other->empty_reason, Catch::Contains("1 timed in another mode than official"));
 }
 
-TEST_CASE("without tokens the author names the team; --by solution groups by solution name") {
+TEST_CASE("the principal is the team; the solution's author is shown, never ranked by") {
+  // A harness without --tokens serves every caller as "local": runs "a" and "b" are one team
+  // whatever authors their solutions declare; rule latest counts its newest run ("b").
   std::vector<v1::Run> runs = {MakeRun("a", "local", {0.5, 1.0}),
-                               MakeRun("b", "local", {1.0, 1.0})};
+                               MakeRun("b", "local", {1.0, 1.0}), MakeRun("c", "", {1.0, 1.0}),
+                               MakeRun("d", "team-red", {1.0, 1.0})};
   runs[0].set_author("alice");
   runs[1].set_author("bob");
   runs[1].set_solution_name("a-solution");
+  runs[2].set_author("carol");
+  runs[2].set_created_unix_ms(runs[0].created_unix_ms() - 1);
+  runs[3].set_author("alice");
+  CHECK(cli::TeamOf(runs[0]) == "local");
+  CHECK(cli::TeamOf(runs[2]) == "local");
+  CHECK(cli::TeamOf(runs[3]) == "team-red");
+  CHECK(cli::AuthorOf(runs[0]) == "alice");
   absl::StatusOr<cli::DefinitionReport> teams = cli::BuildDefinitionReport(runs, Options());
   REQUIRE(teams.ok());
   REQUIRE(teams->competitors.size() == 2);
-  CHECK(teams->competitors[0].name == "alice");
-  CHECK(teams->competitors[1].name == "bob");
+  const cli::Competitor& local =
+      teams->competitors[0].name == "local" ? teams->competitors[0] : teams->competitors[1];
+  const cli::Competitor& red =
+      teams->competitors[0].name == "local" ? teams->competitors[1] : teams->competitors[0];
+  CHECK(local.name == "local");
+  CHECK(local.runs == 3);
+  CHECK(local.run_id == "b");
+  CHECK(local.authors == std::vector<std::string>{"bob"});
+  CHECK(red.name == "team-red");
+  CHECK(red.authors == std::vector<std::string>{"alice"});
+  // Rule best: each workload's best run names its author.
+  cli::DefinitionReportOptions best = Options();
+  best.rule = cli::Rule::kBest;
+  absl::StatusOr<cli::DefinitionReport> best_report = cli::BuildDefinitionReport(runs, best);
+  REQUIRE(best_report.ok());
+  for (const cli::Competitor& c : best_report->competitors) {
+    if (c.name != "local") continue;
+    CHECK(c.workloads[0].author == "alice");
+    // Workload 1 is a tie at 1.0 ms, kept by the oldest run ("c", carol), as on the leaderboard.
+    CHECK(c.workloads[1].author == "carol");
+    CHECK(c.authors == std::vector<std::string>{"alice", "carol"});
+  }
+  std::string text = cli::DefinitionReportText(*teams, "reference");
+  CHECK_THAT(text, Catch::Contains("author"));
+  CHECK_THAT(text, !Catch::Contains("(no author)"));
 
   cli::DefinitionReportOptions by_solution = Options();
   by_solution.group_by = cli::GroupBy::kSolution;
   absl::StatusOr<cli::DefinitionReport> solutions = cli::BuildDefinitionReport(runs, by_solution);
   REQUIRE(solutions.ok());
-  REQUIRE(solutions->competitors.size() == 1);
-  CHECK(solutions->competitors[0].name == "a-solution");
-  CHECK(solutions->competitors[0].runs == 2);
+  REQUIRE(solutions->competitors.size() == 3);
+  int a_solution_runs = 0;
+  for (const cli::Competitor& c : solutions->competitors) {
+    if (c.name == "a-solution") a_solution_runs = c.runs;
+  }
+  CHECK(a_solution_runs == 2);
 }
 
 TEST_CASE("a run of another definition is refused") {

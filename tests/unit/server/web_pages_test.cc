@@ -197,6 +197,62 @@ TEST_CASE("web pages: the score chart draws one bar per scored entry and is left
   CHECK_THAT(DefinitionBody(detail, board), Catch::Contains("(crosses 1x)"));
 }
 
+TEST_CASE("web pages: the score chart keeps every label inside it and clear of the intervals") {
+  // A score close to 1x puts the 1x line near the right edge; a long team name on the left.
+  v1::Leaderboard board;
+  v1::LeaderboardEntry* a = board.add_entries();
+  a->set_principal("red");
+  a->set_score(1.0);
+  a->set_score_ci95_low(0.9);
+  a->set_score_ci95_high(1.05);
+  v1::LeaderboardEntry* b = board.add_entries();
+  b->set_principal("a-very-long-team-name-from-a-contest-organiser");
+  b->set_score(1.02);
+  b->set_score_ci95_low(0.98);
+  b->set_score_ci95_high(1.03);
+  const std::string chart = ScoreChart(board);
+  std::smatch m;
+  REQUIRE(std::regex_search(chart, m, std::regex("width=\"([0-9.]+)\" height=\"([0-9.]+)\" "
+                                                 "font-size=\"([0-9.]+)\"")));
+  const double width = std::stod(m[1]), height = std::stod(m[2]), font = std::stod(m[3]);
+  // An upper bound of a label's width: 0.62 em a character (the widest digits and lower-case
+  // letters of common sans-serif faces are about 0.6 em).
+  const double per_char = 0.62 * font;
+  const std::regex text_re("<text class=\"([a-z]+)\" x=\"([0-9.]+)\" y=\"([0-9.]+)\"( "
+                           "text-anchor=\"(end|middle)\")?[^>]*>(<title>[^<]*</title>)?([^<]*)"
+                           "</text>");
+  std::vector<double> score_x;
+  int texts = 0;
+  for (auto it = std::sregex_iterator(chart.begin(), chart.end(), text_re);
+       it != std::sregex_iterator(); ++it) {
+    ++texts;
+    const std::string label = (*it)[7];
+    const double x = std::stod((*it)[2]), y = std::stod((*it)[3]);
+    size_t chars = 0;  // UTF-8 code points
+    for (unsigned char c : label) chars += (c & 0xC0) != 0x80;
+    const double w = static_cast<double>(chars) * per_char;
+    const std::string anchor = (*it)[5];
+    const double left = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
+    INFO(label << " at x " << x << ", width about " << w);
+    CHECK(left >= 0);
+    CHECK(left + w <= width);
+    CHECK(y + 0.25 * font <= height);  // descenders inside
+    if ((*it)[1] == "score") score_x.push_back(x);
+  }
+  CHECK(texts == 5);  // two teams, two scores, the 1x label
+  const std::regex line_re("<line class=\"interval\" x1=\"[0-9.]+\" y1=\"[0-9.]+\" "
+                           "x2=\"([0-9.]+)\"");
+  std::vector<double> interval_end;
+  for (auto it = std::sregex_iterator(chart.begin(), chart.end(), line_re);
+       it != std::sregex_iterator(); ++it) {
+    interval_end.push_back(std::stod((*it)[1]));
+  }
+  REQUIRE(interval_end.size() == 2);
+  REQUIRE(score_x.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(score_x[i] > interval_end[i]);  // no line through a label
+  CHECK_THAT(chart, Catch::Contains("<title>a-very-long-team-name-from-a-contest-organiser</title>"));
+}
+
 TEST_CASE("web pages: a page of runs links the next page with the same filters") {
   v1::ListRunsResponse runs;
   v1::RunSummary* r = runs.add_runs();
