@@ -144,7 +144,7 @@ absl::StatusOr<v1::Solution> LoadSolution(const std::string& path) {
   std::string file = folder ? absl::StrCat(path, "/solution.json") : path;
   if (folder && !IsFile(file)) {
     // A folder of Solution files (flashinfer-bench's layout, what `kiln runs export
-    // --solutions` writes) is not one solution: name the files it holds.
+    // --solutions` writes) is not one solution: name the files it holds, unless it holds one.
     std::vector<std::string> jsons;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(path, ec)) {
@@ -153,10 +153,12 @@ absl::StatusOr<v1::Solution> LoadSolution(const std::string& path) {
       }
     }
     std::sort(jsons.begin(), jsons.end());
+    // One Solution file (a solution exported alone): it is the solution, sources inline.
+    if (jsons.size() == 1) return LoadSolution((fs::path(path) / jsons.front()).string());
     if (!jsons.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": no solution.json (a solution folder holds one); this folder holds ",
-          jsons.size(), jsons.size() == 1 ? " Solution file" : " Solution files",
+          jsons.size(), " Solution files",
           " (flashinfer-bench's layout, as kiln runs export --solutions writes): pass one, as "
           "--solution ", (fs::path(path) / jsons.front()).string()));
     }

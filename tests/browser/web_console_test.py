@@ -332,10 +332,10 @@ def rendering_checks(bin_dir, data, work, shots):
         os.makedirs(home)
         base = h.console
 
-        def page(path, name, height=1100):
+        def page(path, name, height=1100, width=1200):
             dom = chromium(browser, home, base + path, "--dump-dom")
             png = os.path.join(shots, name + ".png")
-            chromium(browser, home, base + path, f"--window-size=1200,{height}",
+            chromium(browser, home, base + path, f"--window-size={width},{height}",
                      f"--screenshot={png}")
             return dom, Image.open(png).convert("RGB")
 
@@ -373,6 +373,8 @@ def rendering_checks(bin_dir, data, work, shots):
         check("PASSED" in dom and "kernel.cc" in dom and "Stages" in dom,
               "run page: verdict, stages and the source")
         check("The first run of this principal" in dom, "the first run has nothing to diff")
+        check("· team local · author kiln-tests ·" in dom,
+              "run page: the team is the principal (local), the solution's author shown apart")
         dom, img = page("/runs/" + bad, "run_failed", 900)
         check("Why:" in dom and "integrity.unwritten_output" in dom and "REJECTED" in dom,
               "a rejected run says why")
@@ -390,6 +392,24 @@ def rendering_checks(bin_dir, data, work, shots):
             second = chromium(browser, home, base + m.group(1).replace("&amp;", "&"), "--dump-dom")
             ids = re.findall(r'<a href="/runs/([0-9a-f]+)"', dom + second)
             check(len(set(ids)) == 2, f"the next page holds another run ({ids})")
+        # Agents name solutions at length: the runs list still fits a 1400 px window (the
+        # names wrap), so the strip right of the content is the page's background alone.
+        with open(os.path.join(data, "solutions/correct.json")) as f:
+            long_named = json.load(f)
+        long_named["name"] = ("scale_add_correct_with_a_very_long_descriptive_name_from_an_agent"
+                              "_campaign_v17_autotuned")
+        long_path = os.path.join(work, "long_named.json")
+        with open(long_path, "w") as f:
+            json.dump(long_named, f)
+        submit(bin_dir, h.address, None, long_path)
+        dom, img = page("/runs", "runs_wide", 600, 1400)
+        width, height = img.size
+        strip = img.crop((width - 120, 60, width, height))
+        foreign = sum(1 for p in strip.getdata()
+                      if max(abs(a - b) for a, b in zip(p, (246, 247, 249))) > 6)
+        check(long_named["name"] in dom and foreign == 0,
+              f"runs page: a 90-character solution name keeps the table inside the window "
+              f"({foreign} non-background pixels in the right-hand strip)")
         status, _, body = get(h.port, "/runs/" + good, {"Accept": "application/json"})
         check(status == 200 and len(json.loads(body)["traces"]) == 3, "the run page as JSON")
         # A profile run (kiln profile needs a GPU and Nsight Compute): a run made a profile in

@@ -74,6 +74,15 @@ TEST_CASE("a folder of Solution files (what runs export --solutions writes) name
   CHECK(message.find("no solution.json") != std::string::npos);
   CHECK(message.find("holds 2 Solution files") != std::string::npos);
   CHECK(message.find("--solution " + dir.path() + "/vadd.json") != std::string::npos);
+
+  // A folder with one Solution file (one solution exported): that file is the solution.
+  Scratch one;
+  one.Write("vadd_3f2a1b2c.json",
+            std::string(kSolutionHead) + R"(, "sources": [{"path": "k.cc", "content": "int x;"}]})");
+  auto loaded = cli::LoadSolution(one.path());
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->sources(0).path() == "k.cc");
 }
 
 TEST_CASE("a broken definition file is named with the parser's message") {
