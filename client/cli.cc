@@ -167,7 +167,7 @@ std::vector<CommandSpec> BuildCommands() {
        {"DEF"}},
       {"defs set",
        "DEF [--atol X] [--rtol X] [--required-matched-ratio X] [--warmup N] [--iterations N] "
-       "[--trials N] [--min-own-kernel-share X] [--reset]",
+       "[--trials N] [--min-own-kernel-share X] [--allow-torch-only true|false] [--reset]",
        "how a definition is judged (operators): tolerances, official-mode timed-call counts, "
        "the own-kernel share",
        {{"atol", "X", "absolute tolerance, >= 0 (default 0.01)"},
@@ -179,6 +179,9 @@ std::vector<CommandSpec> BuildCommands() {
         {"min-own-kernel-share", "X",
          "least share of the timed calls' GPU time the solution's own kernels must do, in "
          "[0, 1] (default 0.05 for KernelBench problems, else 0: off)"},
+        {"allow-torch-only", "B",
+         "true: integrity.no_own_kernel and own_kernel_share only warn (calibration: the "
+         "reference submitted as its own candidate); false: enforced whatever the tags say"},
         {"reset", "", "clear every setting first (back to the definition's and the defaults)"},
         JsonFlag("the definition and its settings")},
        {"DEF"}},

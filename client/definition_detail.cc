@@ -62,8 +62,9 @@ std::string DefinitionAxesText(const v1::Definition& def) {
   return absl::StrJoin(parts, ", ");
 }
 
-// A setting's value as its kind is written: counts as integers.
+// A setting's value as its kind is written: counts as integers, switches as true/false.
 Json SettingValue(const v1::EffectiveSetting& s, double value) {
+  if (s.name() == "allow_torch_only") return Json(value != 0);
   const bool count = s.name() == "warmup" || s.name() == "iterations" || s.name() == "trials";
   return count ? Json(static_cast<int64_t>(value)) : Json(value);
 }
@@ -113,6 +114,14 @@ absl::StatusOr<v1::DefinitionSettings> SettingsFromFlags(const ParsedArgs& args,
     absl::StatusOr<bool> given = ReadCount(args, command, f.flag, &count);
     if (!given.ok()) return given.status();
     if (*given) (s.*f.set)(count);
+  }
+  if (args.Has("allow-torch-only")) {
+    const std::string value = args.Get("allow-torch-only");
+    if (value != "true" && value != "false") {
+      return FlagError(command, "allow-torch-only",
+                       absl::StrCat("expected true or false, got '", value, "'"));
+    }
+    s.set_allow_torch_only(value == "true");
   }
   if (absl::Status valid = ValidateDefinitionSettings(s, SettingNames::kFlag); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("kiln ", command, ": ", valid.message()));

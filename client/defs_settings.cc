@@ -44,7 +44,8 @@ int RunDefsSet(const Invocation& inv, Console& console) {
   const bool reset = inv.args.Has("reset");
   if (!reset && settings->ByteSizeLong() == 0) {
     console.err << "kiln defs set: nothing to set: give --atol, --rtol, --required-matched-ratio, "
-                   "--warmup, --iterations, --trials, --min-own-kernel-share or --reset\n";
+                   "--warmup, --iterations, --trials, --min-own-kernel-share, --allow-torch-only or "
+                   "--reset\n";
     return kExitUsage;
   }
   Connection connection(inv);

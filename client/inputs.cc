@@ -105,7 +105,12 @@ absl::StatusOr<std::vector<v1::Workload>> LoadWorkloadsFile(const std::string& p
 absl::StatusOr<v1::Solution> LoadKernelBenchFile(const std::string& path) {
   absl::StatusOr<std::string> content = ReadUserFile(path);
   if (!content.ok()) return content.status();
-  static const std::regex kModelNew(R"((^|\n)class[ \t]+ModelNew\b)");
+  // ModelNew at module level: a class, a name bound to one (`ModelNew = Model`, the reference
+  // submitted as its own candidate), or an import under that name. The worker checks that it
+  // is a class.
+  static const std::regex kModelNew(
+      R"((^|\n)(class[ \t]+ModelNew\b|ModelNew[ \t]*(:[^=\n]*)?=[^=]|)"
+      R"((from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n]*\bas[ \t]+ModelNew\b))");
   if (!std::regex_search(*content, kModelNew)) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": a .py solution is a KernelBench file defining class ModelNew, and this one "

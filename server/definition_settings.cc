@@ -1,5 +1,7 @@
 #include "server/definition_settings.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "harness/model/definition_settings.h"
 #include "harness/timing/protocol.h"
@@ -41,6 +43,17 @@ v1::EffectiveSetting OwnShareSetting(const v1::Definition& def, const v1::Defini
   return Setting("min_own_kernel_share", default_value, "default", default_value);
 }
 
+// Set, else whether the definition's own tags allow torch-only work ("definition"), else 0.
+v1::EffectiveSetting AllowTorchOnlySetting(const v1::Definition& def,
+                                           const v1::DefinitionSettings& s) {
+  const bool tagged = std::find(def.tags().begin(), def.tags().end(), kAllowTorchOnlyTag) !=
+                      def.tags().end();
+  if (s.has_allow_torch_only()) {
+    return Setting("allow_torch_only", s.allow_torch_only() ? 1 : 0, "set", 0);
+  }
+  return Setting("allow_torch_only", tagged ? 1 : 0, tagged ? "definition" : "default", 0);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::Definition> DefinitionForRuns(Archive& archive, const std::string& name) {
@@ -68,6 +81,7 @@ std::vector<v1::EffectiveSetting> EffectiveSettings(const v1::Definition& def,
       CountSetting("iterations", s.has_iterations(), s.iterations(), official.iterations()),
       CountSetting("trials", s.has_trials(), s.trials(), official.trials()),
       OwnShareSetting(def, s),
+      AllowTorchOnlySetting(def, s),
   };
 }
 

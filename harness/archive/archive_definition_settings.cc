@@ -16,7 +16,8 @@ using archive::Connection;
 using archive::Statement;
 
 constexpr char kColumns[] =
-    "atol, rtol, required_matched_ratio, warmup, iterations, trials, min_own_kernel_share";
+    "atol, rtol, required_matched_ratio, warmup, iterations, trials, min_own_kernel_share, "
+    "allow_torch_only";
 
 absl::Status RequireDefinition(Connection& conn, const std::string& name) {
   ARCHIVE_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT 1 FROM definitions WHERE name = ?1"));
@@ -50,7 +51,7 @@ absl::Status WriteSettings(Connection& conn, const std::string& definition,
   ARCHIVE_ASSIGN_OR_RETURN(Statement s,
                            conn.Prepare(absl::StrCat(
                                "INSERT OR REPLACE INTO definition_settings (definition, ", kColumns,
-                               ", updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")));
+                               ", updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")));
   s.BindText(1, definition);
   auto bind_double = [&s](int index, bool present, double value) {
     present ? s.BindDouble(index, value) : s.BindNull(index);
@@ -65,7 +66,8 @@ absl::Status WriteSettings(Connection& conn, const std::string& definition,
   bind_int(6, settings.has_iterations(), settings.iterations());
   bind_int(7, settings.has_trials(), settings.trials());
   bind_double(8, settings.has_min_own_kernel_share(), settings.min_own_kernel_share());
-  s.BindInt(9, archive::NowUnixMs());
+  bind_int(9, settings.has_allow_torch_only(), settings.allow_torch_only() ? 1 : 0);
+  s.BindInt(10, archive::NowUnixMs());
   return s.Run();
 }
 
@@ -90,6 +92,7 @@ v1::DefinitionSettings DefinitionSettingsColumns(const Statement& s, int first) 
   }
   if (!s.ColumnIsNull(first + 5)) out.set_trials(static_cast<int32_t>(s.ColumnInt(first + 5)));
   if (!s.ColumnIsNull(first + 6)) out.set_min_own_kernel_share(s.ColumnDouble(first + 6));
+  if (!s.ColumnIsNull(first + 7)) out.set_allow_torch_only(s.ColumnInt(first + 7) != 0);
   return out;
 }
 

@@ -161,8 +161,8 @@ absl::StatusOr<v1::ListDefinitionsResponse> Archive::ListDefinitions() {
         conn.Prepare("SELECT name, op_type, workload_count, builtin, has_native_reference, "
                      "(SELECT value FROM settings WHERE key = 'integrity_warning:' || name), "
                      "ds.atol, ds.rtol, ds.required_matched_ratio, ds.warmup, ds.iterations, "
-                     "ds.trials, ds.min_own_kernel_share FROM definitions LEFT JOIN definition_settings ds "
-                     "ON ds.definition = definitions.name ORDER BY name"));
+                     "ds.trials, ds.min_own_kernel_share, ds.allow_torch_only FROM definitions "
+                     "LEFT JOIN definition_settings ds ON ds.definition = definitions.name ORDER BY name"));
     for (;;) {
       ARCHIVE_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return absl::OkStatus();

@@ -1,5 +1,6 @@
 #include "harness/model/definition_settings.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -93,6 +94,11 @@ void ApplyDefinitionSettings(const v1::DefinitionSettings& s, v1::Definition* de
   if (s.has_iterations()) def->mutable_timing_overrides()->set_iterations(s.iterations());
   if (s.has_trials()) def->mutable_timing_overrides()->set_trials(s.trials());
   if (s.has_min_own_kernel_share()) def->set_min_own_kernel_share(s.min_own_kernel_share());
+  if (s.has_allow_torch_only()) {
+    auto* tags = def->mutable_tags();
+    tags->erase(std::remove(tags->begin(), tags->end(), kAllowTorchOnlyTag), tags->end());
+    if (s.allow_torch_only()) def->add_tags(kAllowTorchOnlyTag);
+  }
 }
 
 double MinOwnKernelShare(const v1::Definition& def) {
@@ -112,6 +118,9 @@ std::string DefinitionSettingsText(const v1::DefinitionSettings& s) {
   if (s.has_trials()) parts.push_back(absl::StrCat("trials=", s.trials()));
   if (s.has_min_own_kernel_share()) {
     parts.push_back(absl::StrCat("min_own_kernel_share=", s.min_own_kernel_share()));
+  }
+  if (s.has_allow_torch_only()) {
+    parts.push_back(absl::StrCat("allow_torch_only=", s.allow_torch_only() ? "true" : "false"));
   }
   return absl::StrJoin(parts, " ");
 }

@@ -39,6 +39,10 @@ inline constexpr int kMaxTrials = 100;
 // Other definitions have no minimum.
 inline constexpr double kKernelBenchMinOwnKernelShare = 0.05;
 
+// The tag under which torch-only work is a warning, not a rejection (integrity_policy.h's
+// AllowsTorchOnly); DefinitionSettings.allow_torch_only adds or removes it.
+inline constexpr char kAllowTorchOnlyTag[] = "kiln:allow-library:torch";
+
 // How errors name a field: as the RPC's field ("settings.atol") or as the CLI's flag ("--atol").
 enum class SettingNames { kField, kFlag };
 

@@ -622,7 +622,9 @@ class KernelBench:
     """A KernelBench problem (definition["kernelbench"]), as KernelBench's evaluator runs it.
 
     Inputs: every trial's are what the problem's get_inputs() returns right after
-    torch.manual_seed(the trial's seed), copied into kiln's input buffers (fill). The code that
+    torch.manual_seed(the trial's seed), copied into kiln's input buffers (fill); made on the
+    GPU when the problem's code allows it (generate_on_device), else on the CPU as KernelBench
+    makes them. The code that
     makes them is the problem's module-level code without its classes (kernelbench.inputs_source),
     so a candidate's process never holds Model.
     Models: torch.manual_seed(weight seed); init = get_init_inputs(); torch.manual_seed(weight
@@ -635,6 +637,7 @@ class KernelBench:
         self.torch = torch
         self.device = device
         self.weight_seed = weight_seed
+        self.on_device = None  # generate_on_device(), decided on the first fill
         path = os.path.join(folder, "kiln_kernelbench_inputs.py")
         self.inputs_module = _module_from_source("kiln_kernelbench_inputs",
                                                  problem.get("inputs_source", ""), path)
@@ -655,11 +658,38 @@ class KernelBench:
             model = model.to(self.device)
         return model
 
+    def generate_on_device(self):
+        """Whether get_inputs() runs with the device as torch's default device: when it makes
+        its tensors on the meta device without error (nothing allocated, no data read), it makes
+        them on a GPU the same way, in seconds where the CPU takes a minute for 4 GiB. The test
+        depends only on the problem's code and torch, so the reference's and the candidate's
+        processes decide alike and draw the same inputs from the same seed. Code that reads
+        values (.numpy(), .item(), data-dependent shapes) fails on meta and keeps the CPU."""
+        if self.on_device is None:
+            torch = self.torch
+            self.on_device = False
+            # torch.device is a context manager (the default device) from torch 2.0 on.
+            if self.device.type == "cuda" and hasattr(torch.device("cpu"), "__enter__"):
+                try:
+                    with torch.device("meta"):
+                        probe = self.inputs_module.get_inputs()
+                    self.on_device = isinstance(probe, (list, tuple)) and all(
+                        not isinstance(v, torch.Tensor) or v.device.type == "meta"
+                        for v in probe)
+                except Exception:  # noqa: BLE001 -- the CPU path reports what fails
+                    self.on_device = False
+        return self.on_device
+
     def fill(self, views, definition, args, nargs, ctx, seed, stream):
         torch = self.torch
         names = list(definition["inputs"].keys())
+        on_device = self.generate_on_device()
         torch.manual_seed(seed)
-        values = self.inputs_module.get_inputs()
+        if on_device:
+            with torch.device(self.device), stream:
+                values = self.inputs_module.get_inputs()
+        else:
+            values = self.inputs_module.get_inputs()
         if not isinstance(values, (list, tuple)) or len(values) != len(names):
             raise ValueError(f"get_inputs() returned {type(values).__name__} of "
                              f"{len(values) if isinstance(values, (list, tuple)) else 1} "

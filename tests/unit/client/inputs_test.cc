@@ -92,3 +92,27 @@ TEST_CASE("a broken definition file is named with the parser's message") {
   REQUIRE_FALSE(d.ok());
   CHECK(std::string(d.status().message()).rfind(p + ": ", 0) == 0);
 }
+
+TEST_CASE("a KernelBench .py names ModelNew as a class, a binding or an import; else refused") {
+  Scratch dir;
+  for (const std::string& body :
+       {std::string("import torch\nclass ModelNew(torch.nn.Module):\n    pass\n"),
+        std::string("class Model:\n    pass\n\nModelNew = Model\n"),
+        std::string("class Model:\n    pass\nModelNew: type = Model\n"),
+        std::string("from fast_kernels import Fused as ModelNew\n")}) {
+    const std::string path = dir.Write("candidate.py", body);
+    auto s = cli::LoadSolution(path);
+    INFO(body << "\n" << s.status().ToString());
+    REQUIRE(s.ok());
+    CHECK(s->spec().entry_point() == "candidate.py::ModelNew");
+  }
+  for (const std::string& body :
+       {std::string("class Model:\n    pass\n"), std::string("x = 1\nif ModelNew == 2: pass\n"),
+        std::string("# ModelNew = Model\n")}) {
+    const std::string path = dir.Write("other.py", body);
+    auto s = cli::LoadSolution(path);
+    INFO(body);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(std::string(s.status().message()), Catch::Contains("defines none"));
+  }
+}

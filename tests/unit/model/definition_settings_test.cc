@@ -1,6 +1,7 @@
 #include "harness/model/definition_settings.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -58,6 +59,24 @@ TEST_CASE("the own-kernel share minimum: set, else KernelBench's default, else n
   ApplyDefinitionSettings(s, &plain);
   CHECK(MinOwnKernelShare(plain) == 0.25);
   CHECK(DefinitionSettingsText(s) == "min_own_kernel_share=0.25");
+}
+
+TEST_CASE("allow_torch_only adds or removes the allow-library:torch tag, once") {
+  v1::Definition kernelbench;
+  kernelbench.mutable_kernelbench()->set_level(1);
+  kernelbench.add_tags("kernelbench");
+  v1::DefinitionSettings s;
+  s.set_allow_torch_only(true);
+  ApplyDefinitionSettings(s, &kernelbench);
+  ApplyDefinitionSettings(s, &kernelbench);
+  CHECK(std::count(kernelbench.tags().begin(), kernelbench.tags().end(),
+                   std::string(kAllowTorchOnlyTag)) == 1);
+  CHECK(DefinitionSettingsText(s) == "allow_torch_only=true");
+  s.set_allow_torch_only(false);
+  ApplyDefinitionSettings(s, &kernelbench);
+  CHECK(std::count(kernelbench.tags().begin(), kernelbench.tags().end(),
+                   std::string(kAllowTorchOnlyTag)) == 0);
+  CHECK(kernelbench.tags_size() == 1);  // its own tag stays
 }
 
 TEST_CASE("the contest's settings are valid, and so are zero tolerances and warmups") {

@@ -80,7 +80,7 @@ TEST_CASE("a definition shows flashinfer-bench's defaults until an operator sets
   v1::DefinitionDetail before = Show(node.stub());
   CHECK(before.definition().name() == kDef);
   CHECK(before.summary().workload_count() > 0);
-  REQUIRE(before.effective_size() == 7);
+  REQUIRE(before.effective_size() == 8);
   for (const v1::EffectiveSetting& s : before.effective()) {
     INFO(s.name());
     CHECK(s.source() == "default");
@@ -115,6 +115,15 @@ TEST_CASE("a definition shows flashinfer-bench's defaults until an operator sets
   CHECK(Effective(shared, "min_own_kernel_share").value() == 0.25);
   CHECK(Effective(shared, "min_own_kernel_share").source() == "set");
   CHECK(shared.summary().settings().min_own_kernel_share() == 0.25);  // stored, read back
+  CHECK(Effective(shared, "allow_torch_only").value() == 0);
+  v1::DefinitionSettings torch_only;
+  torch_only.set_allow_torch_only(true);
+  REQUIRE(Set(node.stub(), kOpsToken, torch_only).ok());
+  const v1::DefinitionDetail allowed = Show(node.stub());
+  CHECK(Effective(allowed, "allow_torch_only").value() == 1);
+  CHECK(Effective(allowed, "allow_torch_only").source() == "set");
+  CHECK(allowed.summary().settings().allow_torch_only());  // stored, read back
+  CHECK(Effective(allowed, "min_own_kernel_share").value() == 0.25);  // the others stay
   // Reset: back to the defaults.
   REQUIRE(Set(node.stub(), kOpsToken, {}, /*reset=*/true).ok());
   const v1::DefinitionDetail reset = Show(node.stub());

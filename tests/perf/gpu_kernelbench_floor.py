@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""The noise floor of kiln's KernelBench speedups: each problem's reference as its candidate.
+
+For every KernelBench problem of the chosen level the node registers, submits the problem file
+with `ModelNew = Model` appended (the reference as the candidate: the true speedup is 1) in each
+timing mode (each problem set --allow-torch-only true: the reference does no work of its own,
+which integrity.no_own_kernel would reject), and records the verdict, the speedup and its 95 % interval (kiln's: the reference's
+latency interval over the candidate's, harness/model/speedup_interval.h). The report gives per
+mode how many PASSED, how many intervals contain 1.0, the distribution of |speedup - 1|, the
+time to each verdict, and the problems the node refused to register (with the reason). Problems
+run largest inputs first when --big-first is given, so the big ones are measured within budget.
+
+  python3 tests/perf/gpu_kernelbench_floor.py BUNDLE_DIR KERNELBENCH_DIR OUT_DIR \\
+      [--level 1] [--modes kernelbench,official] [--budget-s 540] \\
+      [--max-tensor-bytes 17179869184] [--only NAME,...]
+
+Writes OUT_DIR/report.md, OUT_DIR/floor.jsonl (a line per submission, written as it goes) and
+OUT_DIR/harness.log.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(cmd, timeout, **kw):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        text = lambda b: b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")  # noqa: E731
+        return subprocess.CompletedProcess(cmd, 124, text(e.stdout),
+                                           text(e.stderr) + f"\ntimed out after {timeout} s")
+
+
+def start_harness(bin_dir, data, log_path, max_tensor_bytes, backend):
+    log = open(log_path, "w")
+    proc = subprocess.Popen([os.path.join(bin_dir, "kiln-harness"), "--listen", "127.0.0.1:0",
+                             "--data-dir", data, "--backend", backend, "--max-tensor-bytes",
+                             str(max_tensor_bytes), "--check-references=false"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+        with open(log_path) as f:
+            for line in f:
+                if "listening on" in line:
+                    return proc, line.split("listening on", 1)[1].split()[0]
+        if proc.poll() is not None:
+            break
+    raise SystemExit(f"kiln-harness did not start; see {log_path}")
+
+
+def interval_of(trace):
+    """kiln's 95 % speedup interval of a trace: reference interval over the candidate's."""
+    k = trace.get("kiln") or {}
+    c, r = k.get("timing") or {}, k.get("reference_timing") or {}
+    try:
+        return (r["ci95_low_ms"] / c["ci95_high_ms"], r["ci95_high_ms"] / c["ci95_low_ms"])
+    except (KeyError, ZeroDivisionError, TypeError):
+        return None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("bundle")
+    p.add_argument("kernelbench")
+    p.add_argument("out")
+    p.add_argument("--level", type=int, default=1)
+    p.add_argument("--modes", default="kernelbench,official")
+    p.add_argument("--budget-s", type=float, default=540)
+    p.add_argument("--max-tensor-bytes", type=int, default=32 << 30)
+    p.add_argument("--only", default="", help="comma-separated definition names")
+    p.add_argument("--big-first", action="store_true")
+    p.add_argument("--backend", default="cuda", help="host: a CPU check of this script")
+    p.add_argument("--repeat", type=int, default=1, help="submissions per problem and mode")
+    p.add_argument("--candidate-form", choices=("alias", "subclass"), default="alias",
+                   help="ModelNew = Model, or class ModelNew(Model): pass")
+    o = p.parse_args()
+    started = time.time()
+    left = lambda: o.budget_s - (time.time() - started)  # noqa: E731
+    os.makedirs(o.out, exist_ok=True)
+    bin_dir = os.path.join(os.path.abspath(o.bundle), "bin")
+    kiln = os.path.join(bin_dir, "kiln")
+    work = tempfile.mkdtemp(prefix="kiln-floor-")
+    proc, address = start_harness(bin_dir, os.path.join(work, "data"),
+                                  os.path.join(o.out, "harness.log"), o.max_tensor_bytes,
+                                  o.backend)
+    lines = []
+    report = [f"# KernelBench level {o.level}: the reference as its own candidate", ""]
+    try:
+        t0 = time.time()
+        imp = run([kiln, "--server", address, "defs", "import", o.kernelbench, "--format",
+                   "kernelbench", "--level", str(o.level), "--json"], min(300, left()))
+        import_s = time.time() - t0
+        refused = []
+        try:
+            doc = json.loads(imp.stdout)
+            for item in doc.get("definitions", []):
+                if item.get("errors"):
+                    refused.append((item.get("file", item.get("name", "?")),
+                                    "; ".join(item["errors"])))
+        except ValueError:
+            pass
+        listed = run([kiln, "--server", address, "defs", "list", "--json"], 60)
+        names = []
+        try:
+            for d in json.loads(listed.stdout).get("definitions", []):
+                name = d.get("name", "")
+                if name.startswith(f"kernelbench_l{o.level}_"):
+                    names.append(name)
+        except ValueError:
+            pass
+        if o.only:
+            wanted = set(o.only.split(","))
+            names = [n for n in names if n in wanted]
+        files = {}
+        for f in os.listdir(os.path.join(o.kernelbench, f"level{o.level}")):
+            if f.endswith(".py"):
+                pid, rest = f[:-3].split("_", 1)
+                files[f"kernelbench_l{o.level}_{pid}_{rest}"] = os.path.join(
+                    o.kernelbench, f"level{o.level}", f)
+        # The reference does no work of its own: integrity.no_own_kernel would reject it, so the
+        # calibration asks the node to only warn (kiln defs set --allow-torch-only true).
+        for name in names:
+            run([kiln, "--server", address, "defs", "set", name, "--allow-torch-only", "true"], 60)
+        if o.big_first:
+            names.sort(key=lambda n: -os.path.getsize(files.get(n, __file__)))
+        report += [f"node: `kiln-harness --backend {o.backend} --max-tensor-bytes {o.max_tensor_bytes} "
+                   f"--check-references=false`, every problem `kiln defs set --allow-torch-only true`; "
+                   f"import {import_s:.1f} s (exit {imp.returncode}), "
+                   f"{len(names)} problems registered, {len(refused)} refused", ""]
+        if imp.returncode != 0:
+            report += ["import stderr (tail):", "```", imp.stderr[-1500:], "```", ""]
+        modes = o.modes.split(",")
+        with open(os.path.join(o.out, "floor.jsonl"), "w") as jl:
+            for name in names:
+                if name not in files:
+                    continue
+                for mode in [m for m in modes for _ in range(o.repeat)]:
+                    if left() < 20:
+                        break
+                    cand = os.path.join(work, name + "_same.py")
+                    tail = ("ModelNew = Model\n" if o.candidate_form == "alias" else
+                            "class ModelNew(Model):\n    pass\n")
+                    with open(files[name]) as src, open(cand, "w") as dst:
+                        dst.write(src.read() + "\n\n" + tail)
+                    t0 = time.time()
+                    sub = run([kiln, "--server", address, "submit", "--definition", name,
+                               "--solution", cand, "--mode", mode, "--json"],
+                              min(180, max(10, left() - 10)))
+                    wall = time.time() - t0
+                    entry = {"definition": name, "mode": mode, "wall_s": round(wall, 3),
+                             "exit": sub.returncode}
+                    try:
+                        run_id = json.loads(sub.stdout)["run_id"]
+                        shown = json.loads(run([kiln, "--server", address, "runs", "show", run_id,
+                                                "--json"], 60).stdout)
+                        entry.update(run_id=run_id, status=shown.get("status"),
+                                     reason=shown.get("reason", "")[:300],
+                                     stages={k: shown.get(k) for k in
+                                             ("queued_s", "compile_s", "verify_s", "timing_s")})
+                        t = shown["traces"][0]
+                        perf = t["evaluation"].get("performance") or {}
+                        entry["speedup"] = perf.get("speedup_factor")
+                        entry["interval"] = interval_of(t) if perf else None
+                        entry["latency_ms"] = perf.get("latency_ms")
+                    except (ValueError, KeyError, IndexError, TypeError):
+                        entry["error"] = (sub.stderr or sub.stdout)[-400:]
+                    jl.write(json.dumps(entry) + "\n")
+                    jl.flush()
+                    lines.append(entry)
+                if left() < 20:
+                    break
+        for mode in modes:
+            got = [e for e in lines if e["mode"] == mode]
+            passed = [e for e in got if e.get("status") == "PASSED"]
+            contain = [e for e in passed if e.get("interval") and
+                       e["interval"][0] <= 1.0 <= e["interval"][1]]
+            dev = sorted(abs(e["speedup"] - 1) for e in passed if e.get("speedup"))
+            walls = [e["wall_s"] for e in got]
+            report += [f"## mode {mode}", "",
+                       f"- submitted {len(got)}, PASSED {len(passed)}, interval contains 1.0: "
+                       f"{len(contain)} of {len(passed)}"]
+            if dev:
+                q = lambda f: dev[min(len(dev) - 1, int(f * len(dev)))]  # noqa: E731
+                report.append(f"- |speedup - 1|: median {statistics.median(dev):.4f}, p90 "
+                              f"{q(0.9):.4f}, p99 {q(0.99):.4f}, max {dev[-1]:.4f}")
+            if walls:
+                report.append(f"- time to verdict: median {statistics.median(walls):.2f} s, max "
+                              f"{max(walls):.2f} s, total {sum(walls):.0f} s")
+            for e in got:
+                if e.get("status") != "PASSED" or (e.get("interval") and not (
+                        e["interval"][0] <= 1.0 <= e["interval"][1])):
+                    report.append(f"  - {e['definition']}: {e.get('status', 'no verdict')} "
+                                  f"speedup {e.get('speedup')} interval {e.get('interval')} "
+                                  f"{e.get('reason', '') or e.get('error', '')[:200]}")
+            report.append("")
+        if refused:
+            report += ["## refused at registration", ""]
+            report += [f"- {f}: {why[:200]}" for f, why in refused]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        report.append(f"\n({time.time() - started:.0f} s, "
+                      f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
+        with open(os.path.join(o.out, "report.md"), "w") as f:
+            f.write("\n".join(report) + "\n")
+        print("\n".join(report))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
