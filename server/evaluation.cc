@@ -1,5 +1,6 @@
 #include "server/evaluation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -557,6 +558,28 @@ v1::EvaluateEvent Evaluation::FinalEvent() {
   *run = run_;
   for (const auto& trace : traces_) *run->add_traces() = *trace;
   return event;
+}
+
+double Evaluation::GpuWorkSeconds() const {
+  double ms = 0;
+  auto add = [&ms](const v1::TimingResult& timing) {
+    for (const v1::GpuWork& w : timing.gpu_work()) ms += w.total_ms();
+  };
+  for (const std::optional<v1::Trace>& trace : traces_) {
+    if (!trace.has_value()) continue;
+    add(trace->kiln().timing());
+    // torch_eager is the reference's own measurement when the reference is the Python run():
+    // each distinct timing counts once.
+    std::vector<std::string> counted;
+    for (const v1::BaselineResult& b : trace->kiln().baselines()) {
+      if (b.cached()) continue;
+      std::string key = b.timing().SerializeAsString();
+      if (std::find(counted.begin(), counted.end(), key) != counted.end()) continue;
+      add(b.timing());
+      counted.push_back(std::move(key));
+    }
+  }
+  return ms / 1000;
 }
 
 }  // namespace kiln

@@ -53,6 +53,7 @@ class Evaluation : public ScheduledRun {
   void RunOnDevice(int device_slot) override;
   // The overall verdict, FinishRun and the final event. Always the last call.
   void Finish() override;
+  double GpuWorkSeconds() const override;
 
   const std::string& run_id() const { return run_.run_id(); }
   const std::string& backend() const override { return admitted_.backend->name; }

@@ -11,7 +11,7 @@ class DiscardingMetrics final : public Metrics {
   void RunFinished(const std::string&) override {}
   void CompileFinished(double) override {}
   void EvaluationFinished(double) override {}
-  void DeviceBusy(const std::string&, int, double) override {}
+  void DeviceBusy(const std::string&, int, double, double) override {}
   void VerdictStage(const std::string&, double) override {}
   void WarmWorkerStarted() override {}
 };

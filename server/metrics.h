@@ -22,8 +22,10 @@ class Metrics {
   virtual void CompileFinished(double seconds) = 0;
   // One run's evaluation on a device (every workload) took `seconds`.
   virtual void EvaluationFinished(double seconds) = 0;
-  // Device slot `device` of `backend` was held by one run for `seconds`.
-  virtual void DeviceBusy(const std::string& backend, int device, double seconds) = 0;
+  // Device slot `device` of `backend` was held by one run for `seconds`, of which the GPU ran
+  // the run's timed calls for `gpu_work_seconds` (ScheduledRun::GpuWorkSeconds).
+  virtual void DeviceBusy(const std::string& backend, int device, double seconds,
+                          double gpu_work_seconds) = 0;
   // One stage of one run's verdict took `seconds`: queued, compile, reference (one workload's),
   // candidate (one workload's worker request, its process start included), judge (comparing
   // that workload's outputs), baselines (one workload's), verdict (admitted to final event).

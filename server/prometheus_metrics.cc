@@ -64,6 +64,12 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                       .Name("kiln_device_busy_seconds_total")
                       .Help("Seconds each device slot held a run.")
                       .Register(*registry_);
+  device_gpu_work_ = &prometheus::BuildCounter()
+                         .Name("kiln_device_gpu_work_seconds_total")
+                         .Help("GPU time of the timed calls (candidate and baselines timed, from "
+                               "the CUPTI records) within kiln_device_busy_seconds_total; 0 where "
+                               "the timer records no kernels.")
+                         .Register(*registry_);
   warm_started_ =
       &prometheus::BuildCounter()
            .Name("kiln_warm_workers_started_total")
@@ -108,9 +114,14 @@ void PrometheusMetrics::CompileFinished(double seconds) { compile_->Observe(seco
 
 void PrometheusMetrics::EvaluationFinished(double seconds) { evaluation_->Observe(seconds); }
 
-void PrometheusMetrics::DeviceBusy(const std::string& backend, int device, double seconds) {
-  device_busy_->Add({{"backend", backend}, {"device", std::to_string(device)}})
-      .Increment(seconds);
+void PrometheusMetrics::DeviceBusy(const std::string& backend, int device, double seconds,
+                                   double gpu_work_seconds) {
+  const prometheus::Labels labels = {{"backend", backend}, {"device", std::to_string(device)}};
+  device_busy_->Add(labels).Increment(seconds);
+  device_gpu_work_->Add(labels).Increment(gpu_work_seconds);
+  std::lock_guard<std::mutex> lock(totals_mu_);
+  busy_total_s_ += seconds;
+  gpu_work_total_s_ += gpu_work_seconds;
 }
 
 void PrometheusMetrics::VerdictStage(const std::string& stage, double seconds) {
@@ -145,6 +156,16 @@ std::string PrometheusMetrics::Render() const {
       "kiln_device_held_fraction_while_pending",
       "Share of the device slots' time held by a run while runs were pending, since start.",
       MetricType::Gauge, capacity > 0 ? load.held_while_pending_slot_s / capacity : 0));
+  double busy = 0, gpu_work = 0;
+  {
+    std::lock_guard<std::mutex> lock(totals_mu_);
+    busy = busy_total_s_;
+    gpu_work = gpu_work_total_s_;
+  }
+  families.push_back(Sampled(
+      "kiln_device_gpu_work_fraction",
+      "Share of the device slots' held time that was GPU work of timed calls, since start.",
+      MetricType::Gauge, busy > 0 ? gpu_work / busy : 0));
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();

@@ -7,6 +7,8 @@
 //   kiln_compile_duration_seconds                  histogram
 //   kiln_evaluation_duration_seconds               histogram
 //   kiln_device_busy_seconds_total{backend,device} counter
+//   kiln_device_gpu_work_seconds_total{backend,device} counter: GPU time of the timed calls
+//   kiln_device_gpu_work_fraction                  gauge: that over the busy seconds, all slots
 //   kiln_verdict_stage_seconds{stage}              histogram: queued, compile, reference,
 //                                                  candidate, judge, baselines (per workload),
 //                                                  verdict
@@ -60,7 +62,8 @@ class PrometheusMetrics final : public Metrics {
   void RunFinished(const std::string& status) override;
   void CompileFinished(double seconds) override;
   void EvaluationFinished(double seconds) override;
-  void DeviceBusy(const std::string& backend, int device, double seconds) override;
+  void DeviceBusy(const std::string& backend, int device, double seconds,
+                  double gpu_work_seconds) override;
   void VerdictStage(const std::string& stage, double seconds) override;
   void WarmWorkerStarted() override;
 
@@ -73,6 +76,10 @@ class PrometheusMetrics final : public Metrics {
   prometheus::Family<prometheus::Counter>* refused_;
   prometheus::Family<prometheus::Counter>* finished_;
   prometheus::Family<prometheus::Counter>* device_busy_;
+  prometheus::Family<prometheus::Counter>* device_gpu_work_;
+  mutable std::mutex totals_mu_;
+  double busy_total_s_ = 0;      // every slot's held seconds (totals_mu_)
+  double gpu_work_total_s_ = 0;  // of which timed GPU work (totals_mu_)
   prometheus::Counter* warm_started_;
   prometheus::Histogram* compile_;
   prometheus::Histogram* evaluation_;

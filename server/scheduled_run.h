@@ -19,6 +19,10 @@ class ScheduledRun {
   virtual void RunOnDevice(int device_slot) = 0;
   // Always the last call.
   virtual void Finish() = 0;
+  // After RunOnDevice: the GPU time, in seconds, of the timed calls the run made on its slot
+  // (the candidate's and every baseline it timed, not cached ones), from the timers' records;
+  // 0 where the timer records none (host, events).
+  virtual double GpuWorkSeconds() const { return 0; }
 };
 
 }  // namespace kiln

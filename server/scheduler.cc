@@ -138,7 +138,7 @@ void Scheduler::DeviceLoop(size_t backend, int device) {
     const absl::Time held_since = absl::Now();
     run->RunOnDevice(device);
     metrics_->DeviceBusy(backend_names_[backend], device,
-                         absl::ToDoubleSeconds(absl::Now() - held_since));
+                         absl::ToDoubleSeconds(absl::Now() - held_since), run->GpuWorkSeconds());
     {
       std::lock_guard<std::mutex> lock(mu_);
       Tick();

@@ -40,8 +40,9 @@ seconds_between() {  # START END (epoch seconds) -> END - START
 
 start_harness() {  # WORKER_TIMEOUT_S -> sets addr and harness_pid; 1 if it did not start
   local hlog="$details/harness.log"
+  # shellcheck disable=SC2086  # HARNESS_EXTRA_FLAGS: more flags, split on spaces
   "$bin/kiln-harness" --listen 127.0.0.1:0 --data-dir "$tmp/data" --backend cuda \
-    --worker-timeout-s "$1" >"$hlog" 2>&1 &
+    --worker-timeout-s "$1" ${HARNESS_EXTRA_FLAGS:-} >"$hlog" 2>&1 &
   harness_pid=$!
   for _ in $(seq 300); do
     if grep -q "listening on" "$hlog"; then

@@ -38,6 +38,8 @@ wl="$tmp/workloads.jsonl"
 grep -E '"batch_size": (2048|14509)\}' "$gpu_dir/defs/$def.jsonl" >"$wl"
 [[ $(wc -l <"$wl") == 2 ]] || note "expected 2 workloads in $wl, found $(wc -l <"$wl")"
 
+metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+HARNESS_EXTRA_FLAGS="--metrics-listen 127.0.0.1:$metrics_port"
 if ! start_harness 60; then
   note "kiln-harness did not start: $(tail -1 "$details/harness.log")"
   exit 1
@@ -92,6 +94,11 @@ sleep 1  # a tail after the burst
 for p in "${pids[@]}"; do stop_pid "$p"; done
 pids=()
 
+# The share of the slots' held time that was GPU work of timed calls (/metrics).
+python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())' \
+  "$metrics_port" >"$details/metrics.txt" 2>&1
+grep -E '^kiln_device_(busy|gpu_work)' "$details/metrics.txt" | sed 's/^/metrics: /' >>"$notes"
 for i in $(seq "$count"); do
   run_id=$($results field "$details/slot$i.json" run_id)
   [[ -n "$run_id" ]] && timeout 30 "$kiln" --server "$addr" runs show "$run_id" --json \

@@ -46,8 +46,8 @@ TEST_CASE("metrics render runs by status, durations as histograms and device bus
   metrics.CompileFinished(0.3);
   metrics.CompileFinished(700);
   metrics.EvaluationFinished(2);
-  metrics.DeviceBusy("cuda", 1, 1.5);
-  metrics.DeviceBusy("cuda", 1, 2.5);
+  metrics.DeviceBusy("cuda", 1, 1.5, 0.25);
+  metrics.DeviceBusy("cuda", 1, 2.5, 0.75);
   const std::string text = metrics.Render();
   CHECK_THAT(text, Catch::Contains("kiln_runs_finished_total{status=\"PASSED\"} 2\n"));
   CHECK_THAT(text, Catch::Contains("kiln_runs_finished_total{status=\"COMPILE_ERROR\"} 1\n"));
@@ -62,6 +62,10 @@ TEST_CASE("metrics render runs by status, durations as histograms and device bus
   CHECK_THAT(text, Catch::Contains("kiln_evaluation_duration_seconds_count 1\n"));
   CHECK_THAT(text,
              Catch::Contains("kiln_device_busy_seconds_total{backend=\"cuda\",device=\"1\"} 4\n"));
+  // 1 s of the 4 s held was GPU work of timed calls.
+  CHECK_THAT(text, Catch::Contains(
+                       "kiln_device_gpu_work_seconds_total{backend=\"cuda\",device=\"1\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_device_gpu_work_fraction 0.25\n"));
 }
 
 TEST_CASE("metrics render verdict stages per stage and the device-held fraction while pending") {
