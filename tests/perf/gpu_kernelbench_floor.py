@@ -78,6 +78,8 @@ def main():
     p.add_argument("--big-first", action="store_true")
     p.add_argument("--backend", default="cuda", help="host: a CPU check of this script")
     p.add_argument("--repeat", type=int, default=1, help="submissions per problem and mode")
+    p.add_argument("--skip", type=int, default=0,
+                   help="leave out the first K problems in the node's order (continue a pass)")
     p.add_argument("--candidate-form", choices=("alias", "subclass"), default="alias",
                    help="ModelNew = Model, or class ModelNew(Model): pass")
     o = p.parse_args()
@@ -128,12 +130,15 @@ def main():
         # calibration asks the node to only warn (kiln defs set --allow-torch-only true).
         for name in names:
             run([kiln, "--server", address, "defs", "set", name, "--allow-torch-only", "true"], 60)
+        registered = len(names)
+        names = names[o.skip:]
         if o.big_first:
             names.sort(key=lambda n: -os.path.getsize(files.get(n, __file__)))
         report += [f"node: `kiln-harness --backend {o.backend} --max-tensor-bytes {o.max_tensor_bytes} "
                    f"--check-references=false`, every problem `kiln defs set --allow-torch-only true`; "
                    f"import {import_s:.1f} s (exit {imp.returncode}), "
-                   f"{len(names)} problems registered, {len(refused)} refused", ""]
+                   f"{registered} problems registered, {len(refused)} refused"
+                   + (f", the first {o.skip} skipped" if o.skip else ""), ""]
         if imp.returncode != 0:
             report += ["import stderr (tail):", "```", imp.stderr[-1500:], "```", ""]
         modes = o.modes.split(",")
