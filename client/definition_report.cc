@@ -15,7 +15,6 @@ namespace kiln::cli {
 namespace {
 
 // A principal every caller of a harness without --tokens shares (server/principal.cc).
-constexpr char kLocalPrincipal[] = "local";
 // The harness's own reference checks of added definitions (server/principal.h).
 constexpr char kHarnessPrincipal[] = "kiln";
 constexpr char kPythonSource[] = "python";
@@ -247,14 +246,6 @@ std::optional<double> FastP(const std::vector<WorkloadOutcome>& outcomes, double
     if (o.speedup > p) ++fast;
   }
   return static_cast<double>(fast) / static_cast<double>(outcomes.size());
-}
-
-std::string TeamOf(const v1::Run& run) {
-  return run.principal().empty() ? kLocalPrincipal : run.principal();
-}
-
-std::string AuthorOf(const v1::Run& run) {
-  return run.solution().author().empty() ? run.author() : run.solution().author();
 }
 
 absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run>& runs,

@@ -33,7 +33,9 @@
 #include "absl/status/statusor.h"
 #include "client/json_output.h"
 #include "harness/common/xml_escape.h"
+#include "harness/model/run_team.h"
 #include "harness/model/speedup_interval.h"
+#include "harness/model/run_team.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln::cli {
@@ -175,13 +177,9 @@ struct DefinitionReport {
   std::string item = "workload";
 };
 
-// The team a run counts for: the principal that submitted it ("local" on a harness without
-// --tokens, which serves every caller as "local"). The solution's self-declared author never
-// names a team: anyone can write any author into a solution.
-std::string TeamOf(const v1::Run& run);
-
-// Who wrote the run's solution, as the solution declares it ("" when it names nobody).
-std::string AuthorOf(const v1::Run& run);
+// The team of a run and the author of its solution (harness/model/run_team.h).
+using ::kiln::AuthorOf;
+using ::kiln::TeamOf;
 
 // Fills c.score, c.score_interval, c.fast_p and c.unavailable from c.workloads (parallel to
 // `workloads`) and c.passed_workloads, for every baseline.

@@ -18,7 +18,8 @@ namespace {
 constexpr char kPending[] = "pending ";
 
 absl::Status FileError(const std::string& what, const std::string& path) {
-  return absl::InternalError(absl::StrCat("--ledger ", path, ": ", what, ": ", std::strerror(errno)));
+  return absl::InternalError(
+      absl::StrCat("--ledger ", path, ": ", what, ": ", std::strerror(errno)));
 }
 
 // The file's lines (empty ones dropped), read from `fd` at offset 0.

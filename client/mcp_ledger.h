@@ -33,8 +33,6 @@ class EvaluationLedger {
   // The ticket's run was never admitted: its line is removed, the slot given back.
   absl::Status Release(const std::string& ticket);
 
-  int max_evaluations() const { return max_evaluations_; }
-
  private:
   // Runs `change` over the ledger's lines under the process's mutex and the file's lock, and
   // writes them back when it returns true.

@@ -1,6 +1,5 @@
 #include "server/evaluation.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -568,15 +567,11 @@ double Evaluation::GpuWorkSeconds() const {
   for (const std::optional<v1::Trace>& trace : traces_) {
     if (!trace.has_value()) continue;
     add(trace->kiln().timing());
-    // torch_eager is the reference's own measurement when the reference is the Python run():
-    // each distinct timing counts once.
-    std::vector<std::string> counted;
     for (const v1::BaselineResult& b : trace->kiln().baselines()) {
-      if (b.cached()) continue;
-      std::string key = b.timing().SerializeAsString();
-      if (std::find(counted.begin(), counted.end(), key) != counted.end()) continue;
-      add(b.timing());
-      counted.push_back(std::move(key));
+      // torch_eager from the Python reference is the reference's own measurement (AddBaselines
+      // copies it), already counted under "reference".
+      const bool reference_copy = b.name() == "torch_eager" && b.source() == kPythonReference;
+      if (!b.cached() && !reference_copy) add(b.timing());
     }
   }
   return ms / 1000;

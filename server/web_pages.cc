@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
+#include "harness/model/run_team.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/verify/own_work.h"
 
@@ -478,8 +479,7 @@ namespace {
 // " · author NAME" for a solution that names its author, else "": the author is what the
 // solution says of itself, shown beside the team (the principal) and never ranked by.
 std::string AuthorText(const v1::Run& run) {
-  const std::string& author =
-      run.solution().author().empty() ? run.author() : run.solution().author();
+  const std::string author = AuthorOf(run);
   return author.empty() ? "" : absl::StrCat(" &middot; author ", XmlEscape(author));
 }
 
@@ -491,7 +491,7 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
                                          : XmlEscape(v1::RunState_Name(run.state())),
       " &middot; definition ", DefinitionLink(run.definition()), " &middot; solution ",
       XmlEscape(run.solution_name()), " &middot; team ",
-      XmlEscape(run.principal().empty() ? "local" : run.principal()),
+      XmlEscape(TeamOf(run)),
       AuthorText(run), " &middot; mode ",
       XmlEscape(run.mode()), " &middot; backend ", XmlEscape(run.backend()),
       run.device_name().empty() ? "" : absl::StrCat(" (", XmlEscape(run.device_name()), ")"),

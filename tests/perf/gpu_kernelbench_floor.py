@@ -15,44 +15,19 @@ run largest inputs first when --big-first is given, so the big ones are measured
       [--max-tensor-bytes 17179869184] [--only NAME,...]
 
 Writes OUT_DIR/report.md, OUT_DIR/floor.jsonl (a line per submission, written as it goes) and
-OUT_DIR/harness.log.
+OUT_DIR/details/ (harness.log, every CLI call's output).
 """
 import argparse
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-
-def run(cmd, timeout, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        text = lambda b: b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")  # noqa: E731
-        return subprocess.CompletedProcess(cmd, 124, text(e.stdout),
-                                           text(e.stderr) + f"\ntimed out after {timeout} s")
-
-
-def start_harness(bin_dir, data, log_path, max_tensor_bytes, backend):
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(bin_dir, "kiln-harness"), "--listen", "127.0.0.1:0",
-                             "--data-dir", data, "--backend", backend, "--max-tensor-bytes",
-                             str(max_tensor_bytes), "--check-references=false"],
-                            stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        time.sleep(0.2)
-        with open(log_path) as f:
-            for line in f:
-                if "listening on" in line:
-                    return proc, line.split("listening on", 1)[1].split()[0]
-        if proc.poll() is not None:
-            break
-    raise SystemExit(f"kiln-harness did not start; see {log_path}")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget)
 
 
 def interval_of(trace):
@@ -84,34 +59,45 @@ def main():
                    help="ModelNew = Model, or class ModelNew(Model): pass")
     o = p.parse_args()
     started = time.time()
-    left = lambda: o.budget_s - (time.time() - started)  # noqa: E731
+    budget = agreement.Budget(o.budget_s)
+    left = budget.left
     os.makedirs(o.out, exist_ok=True)
-    bin_dir = os.path.join(os.path.abspath(o.bundle), "bin")
-    kiln = os.path.join(bin_dir, "kiln")
+    details = os.path.join(o.out, "details")
+    os.makedirs(details, exist_ok=True)
     work = tempfile.mkdtemp(prefix="kiln-floor-")
-    proc, address = start_harness(bin_dir, os.path.join(work, "data"),
-                                  os.path.join(o.out, "harness.log"), o.max_tensor_bytes,
-                                  o.backend)
+    harness = agreement.Harness(os.path.abspath(o.bundle), work, details)
+    harness.backend = o.backend
+    harness.extra_args = ["--max-tensor-bytes", str(o.max_tensor_bytes),
+                          "--check-references=false"]
+    harness.start()
+
+    def kiln(args, tag, timeout):
+        """harness.kiln, and the call's stderr (details/TAG.err)."""
+        rc, out = harness.kiln(args, tag, timeout)
+        with open(os.path.join(details, tag + ".err"), errors="replace") as f:
+            return rc, out, f.read()
+
     lines = []
     report = [f"# KernelBench level {o.level}: the reference as its own candidate", ""]
     try:
         t0 = time.time()
-        imp = run([kiln, "--server", address, "defs", "import", o.kernelbench, "--format",
-                   "kernelbench", "--level", str(o.level), "--json"], min(300, left()))
+        imp_rc, imp_out, imp_err = kiln(["defs", "import", o.kernelbench, "--format",
+                                         "kernelbench", "--level", str(o.level), "--json"],
+                                        "import", min(300, left()))
         import_s = time.time() - t0
         refused = []
         try:
-            doc = json.loads(imp.stdout)
+            doc = json.loads(imp_out)
             for item in doc.get("definitions", []):
                 if item.get("errors"):
                     refused.append((item.get("file", item.get("name", "?")),
                                     "; ".join(item["errors"])))
         except ValueError:
             pass
-        listed = run([kiln, "--server", address, "defs", "list", "--json"], 60)
+        _, listed, _ = kiln(["defs", "list", "--json"], "defs_list", 60)
         names = []
         try:
-            for d in json.loads(listed.stdout).get("definitions", []):
+            for d in json.loads(listed).get("definitions", []):
                 name = d.get("name", "")
                 if name.startswith(f"kernelbench_l{o.level}_"):
                     names.append(name)
@@ -129,18 +115,18 @@ def main():
         # The reference does no work of its own: integrity.no_own_kernel would reject it, so the
         # calibration asks the node to only warn (kiln defs set --allow-torch-only true).
         for name in names:
-            run([kiln, "--server", address, "defs", "set", name, "--allow-torch-only", "true"], 60)
+            kiln(["defs", "set", name, "--allow-torch-only", "true"], "defs_set", 60)
         registered = len(names)
         names = names[o.skip:]
         if o.big_first:
             names.sort(key=lambda n: -os.path.getsize(files.get(n, __file__)))
         report += [f"node: `kiln-harness --backend {o.backend} --max-tensor-bytes {o.max_tensor_bytes} "
                    f"--check-references=false`, every problem `kiln defs set --allow-torch-only true`; "
-                   f"import {import_s:.1f} s (exit {imp.returncode}), "
+                   f"import {import_s:.1f} s (exit {imp_rc}), "
                    f"{registered} problems registered, {len(refused)} refused"
                    + (f", the first {o.skip} skipped" if o.skip else ""), ""]
-        if imp.returncode != 0:
-            report += ["import stderr (tail):", "```", imp.stderr[-1500:], "```", ""]
+        if imp_rc != 0:
+            report += ["import stderr (tail):", "```", imp_err[-1500:], "```", ""]
         modes = o.modes.split(",")
         with open(os.path.join(o.out, "floor.jsonl"), "w") as jl:
             for name in names:
@@ -155,16 +141,17 @@ def main():
                     with open(files[name]) as src, open(cand, "w") as dst:
                         dst.write(src.read() + "\n\n" + tail)
                     t0 = time.time()
-                    sub = run([kiln, "--server", address, "submit", "--definition", name,
-                               "--solution", cand, "--mode", mode, "--json"],
-                              min(180, max(10, left() - 10)))
+                    tag = f"{name}_{mode}_{len(lines)}"
+                    sub_rc, sub_out, sub_err = kiln(
+                        ["submit", "--definition", name, "--solution", cand, "--mode", mode,
+                         "--json"], tag, min(180, max(10, left() - 10)))
                     wall = time.time() - t0
                     entry = {"definition": name, "mode": mode, "wall_s": round(wall, 3),
-                             "exit": sub.returncode}
+                             "exit": sub_rc}
                     try:
-                        run_id = json.loads(sub.stdout)["run_id"]
-                        shown = json.loads(run([kiln, "--server", address, "runs", "show", run_id,
-                                                "--json"], 60).stdout)
+                        run_id = json.loads(sub_out)["run_id"]
+                        shown = json.loads(kiln(["runs", "show", run_id, "--json"],
+                                                tag + "_show", 60)[1])
                         entry.update(run_id=run_id, status=shown.get("status"),
                                      reason=shown.get("reason", "")[:300],
                                      stages={k: shown.get(k) for k in
@@ -175,7 +162,7 @@ def main():
                         entry["interval"] = interval_of(t) if perf else None
                         entry["latency_ms"] = perf.get("latency_ms")
                     except (ValueError, KeyError, IndexError, TypeError):
-                        entry["error"] = (sub.stderr or sub.stdout)[-400:]
+                        entry["error"] = (sub_err or sub_out)[-400:]
                     jl.write(json.dumps(entry) + "\n")
                     jl.flush()
                     lines.append(entry)
@@ -209,11 +196,7 @@ def main():
             report += ["## refused at registration", ""]
             report += [f"- {f}: {why[:200]}" for f, why in refused]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        harness.stop()
         report.append(f"\n({time.time() - started:.0f} s, "
                       f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
         with open(os.path.join(o.out, "report.md"), "w") as f:

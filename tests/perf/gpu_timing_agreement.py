@@ -97,13 +97,14 @@ class Harness:
         self.addr = None
         self.data = os.path.join(work, "data")
         self.extra_args = []  # more kiln-harness flags
+        self.backend = "cuda"
         self.start_wait_s = 30
 
     def start(self):
         log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [os.path.join(self.bin, "kiln-harness"), "--listen", "127.0.0.1:0", "--data-dir",
-             self.data, "--backend", "cuda", "--worker-timeout-s", "120"] + self.extra_args,
+             self.data, "--backend", self.backend, "--worker-timeout-s", "120"] + self.extra_args,
             stdout=log, stderr=subprocess.STDOUT)
         for _ in range(int(self.start_wait_s * 10)):
             with open(self.log_path, errors="replace") as f:
