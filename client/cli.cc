@@ -11,10 +11,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "client/commands.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/speedup_interval.h"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "dev"
@@ -26,6 +28,15 @@ namespace {
 
 FlagSpec JsonFlag(const std::string& what) {
   return {"json", "", absl::StrCat("print ", what, " as JSON")};
+}
+
+// --noise-floor of kiln report and kiln leaderboard (harness/model/speedup_interval.h).
+FlagSpec NoiseFloorFlag() {
+  return {"noise-floor", "F",
+          absl::StrFormat("a speedup whose 95%% interval widened by F (a fraction) holds 1x is "
+                          "shown as a tie, not a win or a loss (default %g, measured; "
+                          "docs/report.md)",
+                          kDefaultNoiseFloor)};
 }
 
 // Campaign commands talk to kiln-controller, not to a harness.
@@ -230,7 +241,7 @@ std::vector<CommandSpec> BuildCommands() {
        {ControllerFlag(), {"output", "FILE", "write it to FILE"}},
        {"ID"}},
       {"leaderboard",
-       "DEFINITION [--mode M] [--best] [--confirm N] [--json]",
+       "DEFINITION [--mode M] [--best] [--confirm N] [--noise-floor F] [--json]",
        "every team's designated (else latest) run on a definition, by score, with its 95% "
        "interval",
        {{"mode", "M", "timing mode (default: the node's)"},
@@ -239,11 +250,12 @@ std::vector<CommandSpec> BuildCommands() {
         {"confirm", "N",
          "evaluate the top N runs again together, in one batch on the same inputs (operators), "
          "and print the order they confirm"},
+        NoiseFloorFlag(),
         JsonFlag("the leaderboard (with --confirm: {\"leaderboard\", \"confirmation\"})")},
        {"DEFINITION"}},
       {"report",
        "DEFINITION | --suite kernelbench [--level N]  [--json] [--svg FILE] [--baseline B] "
-       "[--by team|solution] [--best]",
+       "[--by team|solution] [--best] [--noise-floor F]",
        "per workload and team: latency of its designated (else latest) run, baselines, speedups "
        "with 95% intervals, score, fast_p; --suite: fast_p over a suite's problems vs eager and "
        "torch.compile",
@@ -262,6 +274,7 @@ std::vector<CommandSpec> BuildCommands() {
         {"mode", "M", "timing mode of the runs compared (default: the node's)"},
         {"backend", "B", "backend of the runs compared (default: the one most runs used)"},
         {"svg", "FILE", "also write the fast_p curves and per-workload speedups as SVG"},
+        NoiseFloorFlag(),
         JsonFlag("the report")},
        {},
        {"DEFINITION"}},

@@ -254,6 +254,7 @@ absl::StatusOr<DefinitionReport> BuildDefinitionReport(const std::vector<v1::Run
   DefinitionReport report;
   report.definition = options.definition;
   report.mode = options.mode;
+  report.noise_floor = options.noise_floor;
   report.group_by = options.group_by;
   report.rule = options.rule;
   report.skipped = already_skipped;

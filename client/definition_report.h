@@ -35,7 +35,6 @@
 #include "harness/common/xml_escape.h"
 #include "harness/model/run_team.h"
 #include "harness/model/speedup_interval.h"
-#include "harness/model/run_team.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln::cli {
@@ -89,6 +88,8 @@ struct DefinitionReportOptions {
   Rule rule = Rule::kLatest;
   // Solution baselines the report carries even when no ranked run timed them (the one asked for).
   std::vector<std::string> baselines;
+  // A speedup within this floor of 1x is a tie (WithinNoise; --noise-floor).
+  double noise_floor = kDefaultNoiseFloor;
 };
 
 // The best-known measurement of one baseline on one workload.
@@ -172,6 +173,7 @@ struct DefinitionReport {
   std::vector<ReportWorkload> workloads;  // the newest ranked run's workloads, in its order
   std::vector<Competitor> competitors;    // highest reference score first, then by name
   std::string empty_reason;               // set when there is nothing to compare
+  double noise_floor = kDefaultNoiseFloor;  // the options': the renderings' "tie" marks
   // What one entry of `workloads` is, in the renderings: "workload", or "problem" for a suite
   // report (suite_report.h), whose entries are whole definitions.
   std::string item = "workload";

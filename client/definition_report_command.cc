@@ -12,6 +12,7 @@
 #include "client/definition_report.h"
 #include "client/report_runs.h"
 #include "client/suite_report.h"
+#include "client/table.h"
 #include "harness/common/files.h"
 #include "harness/model/unknown_definition.h"
 
@@ -35,7 +36,7 @@ grpc::Status RegisteredDefinitions(Connection& connection, std::vector<std::stri
   return status;
 }
 
-// --by and --best into `options`; INVALID_ARGUMENT naming a bad --by.
+// --by, --best and --noise-floor into `options`; INVALID_ARGUMENT naming a bad one.
 absl::Status ParseGrouping(const Invocation& inv, DefinitionReportOptions* options) {
   const std::string by = inv.args.Get("by", "team");
   if (by != "team" && by != "solution") {
@@ -44,6 +45,9 @@ absl::Status ParseGrouping(const Invocation& inv, DefinitionReportOptions* optio
   }
   options->group_by = by == "team" ? GroupBy::kTeam : GroupBy::kSolution;
   options->rule = inv.args.Has("best") ? Rule::kBest : Rule::kLatest;
+  absl::StatusOr<double> floor = ParseNoiseFloor(inv.args.Get("noise-floor"));
+  if (!floor.ok()) return floor.status();
+  options->noise_floor = *floor;
   return absl::OkStatus();
 }
 

@@ -84,7 +84,7 @@ std::string CompetitorTable(const DefinitionReport& report, int b) {
     if (other) row.push_back(FormatScore(c.score[b]));
     const Interval known = c.score[b].has_value() ? c.score_interval[b] : Interval{};
     row.push_back(FormatSpeedupInterval(known));
-    row.push_back(NoiseMark(known));
+    row.push_back(NoiseMark(known, report.noise_floor));
     row.push_back(absl::StrCat(c.passed_workloads, "/", c.workloads.size()));
     for (const std::optional<double>& f : c.fast_p[b]) row.push_back(FormatFraction(f));
     row.push_back(c.own_share.has_value() ? integrity::ShareText(*c.own_share)
@@ -168,7 +168,7 @@ std::string WorkloadTable(const DefinitionReport& report, int b) {
                     k == 0 ? AxesText(report.workloads[i].workload) : "", order[k]->name,
                     cw.best_latency_ms > 0 ? FormatMs(cw.best_latency_ms) : "no PASSED run",
                     FormatSpeedup(cw.speedup[b]), FormatSpeedupInterval(cw.speedup_interval[b]),
-                    NoiseMark(cw.speedup_interval[b]), cw.run_id.empty() ? kAbsent : cw.run_id,
+                    NoiseMark(cw.speedup_interval[b], report.noise_floor), cw.run_id.empty() ? kAbsent : cw.run_id,
                     lead});
     }
   }
@@ -203,6 +203,13 @@ Json IntervalJson(const Interval& i) {
   return Json{{"low", i.low}, {"high", i.high}, {"crosses_one", CrossesOne(i)}};
 }
 
+// A speedup's IntervalJson with "tie": whether it is within the report's noise floor of 1x.
+Json SpeedupIntervalJson(const Interval& i, double floor) {
+  Json json = IntervalJson(i);
+  if (!json.is_null()) json["tie"] = WithinNoise(i, floor);
+  return json;
+}
+
 Json BaselineJson(const BaselineMeasurement& m) {
   return Json{{"latency_ms", PositiveOrNull(m.latency_ms)},
               {"source", m.source},
@@ -228,7 +235,9 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
   for (size_t b = 0; b < report.baselines.size(); ++b) {
     const std::string& name = report.baselines[b];
     mean[name] = OptionalNumber(c.score[b]);
-    mean_ci[name] = c.score[b].has_value() ? IntervalJson(c.score_interval[b]) : Json(nullptr);
+    mean_ci[name] = c.score[b].has_value()
+                        ? SpeedupIntervalJson(c.score_interval[b], report.noise_floor)
+                        : Json(nullptr);
     const bool known = std::all_of(c.fast_p[b].begin(), c.fast_p[b].end(),
                                    [](const std::optional<double>& v) { return v.has_value(); });
     fast[name] = known ? FastPJson(c.fast_p[b]) : Json(nullptr);
@@ -244,7 +253,8 @@ Json CompetitorJson(const DefinitionReport& report, const Competitor& c) {
     Json speedup = Json::object(), speedup_ci = Json::object();
     for (size_t b = 0; b < report.baselines.size(); ++b) {
       speedup[report.baselines[b]] = PositiveOrNull(cw.speedup[b]);
-      speedup_ci[report.baselines[b]] = IntervalJson(cw.speedup_interval[b]);
+      speedup_ci[report.baselines[b]] =
+          SpeedupIntervalJson(cw.speedup_interval[b], report.noise_floor);
     }
     workloads.push_back({{"uuid", report.workloads[i].workload.uuid()},
                          {"best_latency_ms", PositiveOrNull(cw.best_latency_ms)},
@@ -273,7 +283,11 @@ std::string DefinitionReportText(const DefinitionReport& report, const std::stri
   if (!report.empty_reason.empty()) return out + SkippedText(report.skipped);
   const int b = BaselineIndex(report, baseline);
   if (b < 0) return absl::StrCat(out, "baseline ", baseline, " is not in this report\n");
-  absl::StrAppend(&out, "\n", CompetitorTable(report, b), "\nbaselines (best known)\n",
+  absl::StrAppend(&out, "\n", CompetitorTable(report, b),
+                  "noise: tie where the speedup's 95% interval, widened by the noise floor (",
+                  FormatNoiseFloor(report.noise_floor), "), holds 1x: not told apart from ",
+                  report.baselines[b], " (docs/report.md, Ties)\n",
+                  "\nbaselines (best known)\n",
                   BaselineTable(report), report.rule == Rule::kBest ? "\nbest PASSED latency per workload\n"
                                               : "\nlatency of the counted run per workload\n",
                   WorkloadTable(report, b));
@@ -292,6 +306,7 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
                {"baseline", baseline},
                {"baselines", report.baselines},
                {"fast_p_thresholds", kFastPThresholds},
+               {"noise_floor", report.noise_floor},
                {"ranked_runs", report.ranked_runs},
                {"empty_reason", report.empty_reason},
                {"skipped",

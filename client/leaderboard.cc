@@ -23,11 +23,11 @@ namespace {
 constexpr int kMaxConfirm = 64;  // EvaluateBatch's limit
 constexpr double kConfirmTimeoutS = 3600;
 
-// The score, its 95 % interval and the noise mark (whether the interval holds 1x): the cells
-// the leaderboard and the confirmation table share.
-std::vector<std::string> ScoreCells(double value, double low, double high) {
+// The score, its 95 % interval and the noise mark ("tie" when the interval widened by the noise
+// floor holds 1x): the cells the leaderboard and the confirmation table share.
+std::vector<std::string> ScoreCells(double value, double low, double high, double noise_floor) {
   const Interval score{low, value, high};
-  return {FormatSpeedup(value), FormatSpeedupInterval(score), NoiseMark(score)};
+  return {FormatSpeedup(value), FormatSpeedupInterval(score), NoiseMark(score, noise_floor)};
 }
 
 // The leaderboard's and the confirmation's first columns: place, team, then ScoreCells.
@@ -53,7 +53,7 @@ std::string RuleLine(const v1::Leaderboard& board) {
 
 }  // namespace
 
-std::string LeaderboardText(const v1::Leaderboard& board) {
+std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
                                  RuleLine(board), "\n");
   if (board.entries().empty()) return out + "no ranked runs yet\n";
@@ -66,10 +66,11 @@ std::string LeaderboardText(const v1::Leaderboard& board) {
                                  {"runs passed", Align::kRight}});
   Table table(std::move(columns));
   int place = 0;
-  int crossing = 0;
+  int ties = 0;
   for (const v1::LeaderboardEntry& e : board.entries()) {
-    std::vector<std::string> score = ScoreCells(e.score(), e.score_ci95_low(), e.score_ci95_high());
-    if (!score[2].empty()) ++crossing;
+    std::vector<std::string> score =
+        ScoreCells(e.score(), e.score_ci95_low(), e.score_ci95_high(), noise_floor);
+    if (!score[2].empty()) ++ties;
     score.push_back(std::string(StatusName(e.status())));
     table.AddRow(Row(Row({absl::StrCat(++place), e.principal()}, score),
                      {absl::StrCat(e.passed_workloads(), "/", e.workload_count()),
@@ -81,10 +82,12 @@ std::string LeaderboardText(const v1::Leaderboard& board) {
   out +=
       "score: mean over the workloads of reference latency / latency, a workload not PASSED "
       "counting 0; 95% interval: from both latencies' 95% intervals (docs/report.md)\n";
-  if (crossing > 0) {
-    absl::StrAppend(&out, crossing, crossing == 1 ? " score's" : " scores'",
-                    " interval crosses 1x: the measurements do not tell it from the reference's "
-                    "speed\n");
+  if (ties > 0) {
+    absl::StrAppend(&out, ties, ties == 1 ? " score is a tie" : " scores are ties",
+                    " with the reference: the 95% interval, widened by the noise floor (",
+                    FormatNoiseFloor(noise_floor),
+                    ", reference against itself in two processes), holds 1x (--noise-floor; "
+                    "docs/report.md, Ties)\n");
   }
   return out;
 }
@@ -99,7 +102,7 @@ struct Confirmed {
 
 // Re-measures the top `n` entries in one batch; prints the confirmed order.
 int Confirm(const Invocation& inv, Connection& connection, const v1::Leaderboard& board, int n,
-            Console& console) {
+            double noise_floor, Console& console) {
   const int count = std::min<int>(n, board.entries_size());
   if (count == 0) {
     console.err << "kiln leaderboard: nothing to confirm: no ranked runs\n";
@@ -151,14 +154,17 @@ int Confirm(const Invocation& inv, Connection& connection, const v1::Leaderboard
                          {"score_ci95_low", c.score.score.low},
                          {"score_ci95_high", c.score.score.high},
                          {"crosses_one", CrossesOne(c.score.score)},
+                         {"tie", WithinNoise(c.score.score, noise_floor)},
                          {"passed_workloads", c.score.passed},
                          {"workload_count", c.score.workloads}});
     }
-    Json out = {{"leaderboard", ProtoToJson(board)}, {"confirmation", std::move(entries)}};
+    Json out = {{"leaderboard", ProtoToJson(board)},
+                {"noise_floor", noise_floor},
+                {"confirmation", std::move(entries)}};
     console.out << Dump(out);
     return all_passed ? kExitOk : kExitFailed;
   }
-  console.out << LeaderboardText(board) << "\nconfirmation: the top " << count
+  console.out << LeaderboardText(board, noise_floor) << "\nconfirmation: the top " << count
               << " evaluated again together (one batch: same inputs, one reference computation)\n";
   std::vector<Column> columns = ScoreColumns();
   columns.insert(columns.end(), {{"ranked #", Align::kRight},
@@ -170,7 +176,7 @@ int Confirm(const Invocation& inv, Connection& connection, const v1::Leaderboard
   for (size_t i : order) {
     const Confirmed& c = confirmed[i];
     const Interval& s = c.score.score;
-    std::vector<std::string> score = ScoreCells(s.value, s.low, s.high);
+    std::vector<std::string> score = ScoreCells(s.value, s.low, s.high, noise_floor);
     score.push_back(c.run != nullptr ? std::string(StatusName(c.run->status())) : "NO RESULT");
     table.AddRow(Row(Row({absl::StrCat(++place), c.entry->principal()}, score),
                      {absl::StrCat(i + 1), FormatSpeedup(c.entry->score()),
@@ -198,6 +204,11 @@ int RunLeaderboard(const Invocation& inv, Console& console) {
     }
     confirm = *n;
   }
+  const absl::StatusOr<double> noise_floor = ParseNoiseFloor(inv.args.Get("noise-floor"));
+  if (!noise_floor.ok()) {
+    console.err << "kiln leaderboard: " << noise_floor.status().message() << "\n";
+    return kExitUsage;
+  }
   Connection connection(inv);
   v1::LeaderboardRequest request;
   request.set_definition(inv.args.positionals[0]);
@@ -208,11 +219,11 @@ int RunLeaderboard(const Invocation& inv, Console& console) {
   v1::Leaderboard board;
   grpc::Status status = connection.stub().GetLeaderboard(&context, request, &board);
   if (!status.ok()) return connection.Fail(status, console);
-  if (confirm > 0) return Confirm(inv, connection, board, confirm, console);
+  if (confirm > 0) return Confirm(inv, connection, board, confirm, *noise_floor, console);
   if (inv.args.Has("json")) {
     console.out << Dump(ProtoToJson(board));
   } else {
-    console.out << LeaderboardText(board);
+    console.out << LeaderboardText(board, *noise_floor);
   }
   return kExitOk;
 }

@@ -18,6 +18,7 @@
 #include "client/table.h"
 #include "client/views.h"
 #include "harness/model/json_interop.h"
+#include "harness/model/speedup_interval.h"
 
 namespace kiln::cli {
 
@@ -408,7 +409,7 @@ ToolResult McpServer::Leaderboard(ToolCall& call) {
     return connection_->stub().GetLeaderboard(context, request, &board);
   });
   if (!status.ok()) return CallError(*connection_, status);
-  return {LeaderboardText(board), ProtoToJson(board), false};
+  return {LeaderboardText(board, kDefaultNoiseFloor), ProtoToJson(board), false};
 }
 
 Json McpServer::ResourcesList() {

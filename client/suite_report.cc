@@ -82,6 +82,8 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
   r.definition = title;
   r.mode = mode;
   r.item = "problem";
+  // One --noise-floor serves every problem's report (definition_report_command.cc).
+  if (!problems.empty()) r.noise_floor = problems.front().noise_floor;
   r.baselines = {kEager, std::string(kStandardBaselines[1]), std::string(kStandardBaselines[2])};
   const size_t nb = r.baselines.size();
   std::vector<const DefinitionReport*> run;
@@ -156,6 +158,30 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
   return suite;
 }
 
+namespace {
+
+// Whether competitor c's speedup on problem i vs baseline b is a tie with 1x (WithinNoise at the
+// report's floor); false where it did not pass or b was not measured.
+bool Tie(const DefinitionReport& r, size_t c, size_t i, int b) {
+  const CompetitorWorkload& cw = r.competitors[c].workloads[i];
+  return cw.speedup[b] > 0 && WithinNoise(cw.speedup_interval[b], r.noise_floor);
+}
+
+// How many of competitor c's problems are ties vs baseline b.
+int Ties(const DefinitionReport& r, size_t c, int b) {
+  int n = 0;
+  for (size_t i = 0; i < r.workloads.size(); ++i) n += Tie(r, c, i, b) ? 1 : 0;
+  return n;
+}
+
+// A speedup cell: "1.01x", with " tie" when it is one.
+std::string SpeedupCell(const DefinitionReport& r, size_t c, size_t i, int b) {
+  const std::string s = FormatSpeedup(r.competitors[c].workloads[i].speedup[b]);
+  return Tie(r, c, i, b) ? s + " tie" : s;
+}
+
+}  // namespace
+
 std::string SuiteReportText(const SuiteReport& suite) {
   const DefinitionReport& r = suite.report;
   std::string out = absl::StrCat(suite.title, ": ", r.workloads.size(), " of ", suite.registered,
@@ -167,7 +193,10 @@ std::string SuiteReportText(const SuiteReport& suite) {
                   "reference); vs torch.compile: where a run measured it (--baseline "
                   "torch_compile)\n"
                   "fast_p: share of the problems run that are correct and faster than p; a "
-                  "problem a team did not run or did not pass counts as not fast\n\n");
+                  "problem a team did not run or did not pass counts as not fast\n"
+                  "tie: the speedup's 95% interval, widened by the noise floor (",
+                  FormatNoiseFloor(r.noise_floor),
+                  "), holds 1x (docs/report.md, Ties); fast_p counts ties as KernelBench does\n\n");
   Table teams({{"team", Align::kLeft},
                {"passed", Align::kRight},
                {"fast_0", Align::kRight},
@@ -176,8 +205,10 @@ std::string SuiteReportText(const SuiteReport& suite) {
                {"fast_2 eager", Align::kRight},
                {"fast_1 compile", Align::kRight},
                {"fast_2 compile", Align::kRight},
+               {"ties eager", Align::kRight},
                {"note", Align::kLeft}});
-  for (const Competitor& c : r.competitors) {
+  for (size_t ci = 0; ci < r.competitors.size(); ++ci) {
+    const Competitor& c = r.competitors[ci];
     const auto& eager = c.fast_p[kReferenceBaseline];
     const auto& compile = c.fast_p[kCompile];
     std::string note = c.unavailable[kCompile];
@@ -185,7 +216,7 @@ std::string SuiteReportText(const SuiteReport& suite) {
     teams.AddRow({c.name, absl::StrCat(c.passed_workloads, "/", r.workloads.size()),
                   Fraction(eager[kFast0]), Fraction(eager[kFast1]), Fraction(eager[kFast15]),
                   Fraction(eager[kFast2]), Fraction(compile[kFast1]), Fraction(compile[kFast2]),
-                  note});
+                  absl::StrCat(Ties(r, ci, kReferenceBaseline)), note});
   }
   absl::StrAppend(&out, teams.Render(), "\n");
   Table problems({{"problem", Align::kLeft},
@@ -204,9 +235,9 @@ std::string SuiteReportText(const SuiteReport& suite) {
       problems.AddRow({c == 0 ? w.workload.uuid() : "", r.competitors[c].name, suite.states[c][i],
                        FormatMs(cw.best_latency_ms),
                        c == 0 ? FormatMs(w.baselines[kReferenceBaseline].latency_ms) : "",
-                       FormatSpeedup(cw.speedup[kReferenceBaseline]),
+                       SpeedupCell(r, c, i, kReferenceBaseline),
                        c == 0 ? FormatMs(w.baselines[kCompile].latency_ms) : "",
-                       FormatSpeedup(cw.speedup[kCompile]), cw.run_id});
+                       SpeedupCell(r, c, i, kCompile), cw.run_id});
     }
   }
   absl::StrAppend(&out, problems.Render());
@@ -216,14 +247,17 @@ std::string SuiteReportText(const SuiteReport& suite) {
 Json SuiteReportJson(const SuiteReport& suite) {
   const DefinitionReport& r = suite.report;
   Json teams = Json::array();
-  for (const Competitor& c : r.competitors) {
+  for (size_t ci = 0; ci < r.competitors.size(); ++ci) {
+    const Competitor& c = r.competitors[ci];
     teams.push_back({{"name", c.name},
                      {"passed", c.passed_workloads},
                      {"problems", r.workloads.size()},
                      {"fast_p", {{"eager", FastPJson(c.fast_p[kReferenceBaseline])},
                                  {"torch_compile", FastPJson(c.fast_p[kCompile])}}},
                      {"unavailable", {{"eager", c.unavailable[kReferenceBaseline]},
-                                      {"torch_compile", c.unavailable[kCompile]}}}});
+                                      {"torch_compile", c.unavailable[kCompile]}}},
+                     {"ties", {{"eager", Ties(r, ci, kReferenceBaseline)},
+                               {"torch_compile", Ties(r, ci, kCompile)}}}});
   }
   Json problems = Json::array();
   for (size_t i = 0; i < r.workloads.size(); ++i) {
@@ -236,6 +270,8 @@ Json SuiteReportJson(const SuiteReport& suite) {
                          {"latency_ms", cw.best_latency_ms},
                          {"speedup_eager", cw.speedup[kReferenceBaseline]},
                          {"speedup_torch_compile", cw.speedup[kCompile]},
+                         {"tie_eager", Tie(r, c, i, kReferenceBaseline)},
+                         {"tie_torch_compile", Tie(r, c, i, kCompile)},
                          {"run_id", cw.run_id}});
     }
     problems.push_back({{"name", w.workload.uuid()},
@@ -248,6 +284,7 @@ Json SuiteReportJson(const SuiteReport& suite) {
               {"backend", r.backend},
               {"registered", suite.registered},
               {"problems_run", r.workloads.size()},
+              {"noise_floor", r.noise_floor},
               {"empty_reason", r.empty_reason},
               {"teams", std::move(teams)},
               {"problems", std::move(problems)}};

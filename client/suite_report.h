@@ -43,7 +43,8 @@ SuiteReport BuildSuiteReport(const std::string& title, int registered,
                              const std::vector<DefinitionReport>& problems, const std::string& mode);
 
 // Per team: problems run, passed, fast_0, then fast_p at 0.5 / 1 / 1.5 / 2 vs eager and vs
-// torch.compile; then per problem each team's verdict, latency and both speedups.
+// torch.compile, and how many of its speedups vs eager are ties (the problems' noise floor); then
+// per problem each team's verdict, latency and both speedups, "tie" where one is.
 std::string SuiteReportText(const SuiteReport& suite);
 Json SuiteReportJson(const SuiteReport& suite);
 // The fast_p curves and per-problem speedup bars vs eager, then the same vs torch.compile, one

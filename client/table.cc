@@ -5,6 +5,7 @@
 #include <ctime>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/model/speedup_interval.h"
@@ -72,8 +73,21 @@ std::string FormatSpeedupInterval(const Interval& speedup) {
   return absl::StrCat(FormatSpeedup(speedup.low), "-", FormatSpeedup(speedup.high));
 }
 
-std::string NoiseMark(const Interval& speedup) {
-  return speedup.value > 0 && CrossesOne(speedup) ? "crosses 1x" : "";
+std::string NoiseMark(const Interval& speedup, double floor) {
+  return WithinNoise(speedup, floor) ? "tie" : "";
+}
+
+std::string FormatNoiseFloor(double floor) { return absl::StrFormat("%g%%", floor * 100); }
+
+absl::StatusOr<double> ParseNoiseFloor(std::string_view text) {
+  if (text.empty()) return kDefaultNoiseFloor;
+  const std::string value(text);
+  double floor = 0;
+  if (!absl::SimpleAtod(value, &floor) || !ValidNoiseFloor(floor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--noise-floor: expected a fraction from 0 to below 1 (0.02 is 2%), got '", value, "'"));
+  }
+  return floor;
 }
 
 std::string FormatError(double value) {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 namespace kiln {
 struct Interval;  // harness/model/speedup_interval.h
 }  // namespace kiln
@@ -52,8 +54,14 @@ std::string FormatMs(double ms);
 std::string FormatSpeedup(double factor);
 // "1.02x-1.31x", the 95 % interval of a speedup; kAbsent when it is not known.
 std::string FormatSpeedupInterval(const Interval& speedup);
-// "crosses 1x" when a known speedup's 95 % interval holds 1x, else "".
-std::string NoiseMark(const Interval& speedup);
+// "tie" when a known speedup is a tie with 1x at noise floor `floor` (WithinNoise: its 95 %
+// interval widened by the floor holds 1x), else "".
+std::string NoiseMark(const Interval& speedup, double floor);
+// "2%", "0.5%": a noise floor as the legends name it.
+std::string FormatNoiseFloor(double floor);
+// The --noise-floor of kiln report and kiln leaderboard: `text` absent (empty) gives
+// kDefaultNoiseFloor; else a fraction in [0, 1). Fails with a message naming --noise-floor.
+absl::StatusOr<double> ParseNoiseFloor(std::string_view text);
 // Errors in scientific notation ("1.00e+00"); "nan", "inf" spelled out.
 std::string FormatError(double value);
 // Seconds with two decimals ("1.23").

@@ -17,7 +17,8 @@ Json RunShowJson(const v1::Run& run);
 // `kiln defs list`: one row per definition, then integrity and evaluability warnings.
 std::string DefinitionsText(const v1::ListDefinitionsResponse& response);
 // `kiln leaderboard`: the rule, one row per principal, the noise note.
-std::string LeaderboardText(const v1::Leaderboard& board);
+// `noise_floor`: a score within it of 1x is marked a tie (harness/model/speedup_interval.h).
+std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor);
 
 }  // namespace kiln::cli
 

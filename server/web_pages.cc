@@ -15,6 +15,7 @@
 #include "harness/common/xml_escape.h"
 #include "harness/model/dtype.h"
 #include "harness/model/run_team.h"
+#include "harness/model/speedup_interval.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/verify/own_work.h"
 
@@ -347,13 +348,19 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
           Row({absl::StrCat(++rank), XmlEscape(e.principal()), RunLink(e.run_id()),
                NameCell(e.solution_name()), Status(e.status()), absl::StrFormat("%.3fx", e.score()),
                absl::StrFormat("%.3f..%.3f%s", e.score_ci95_low(), e.score_ci95_high(),
-                               e.score_ci95_low() < 1 && e.score_ci95_high() > 1 ? " (crosses 1x)"
-                                                                                 : ""),
+                               WithinNoise({e.score_ci95_low(), e.score(), e.score_ci95_high()},
+                                           kDefaultNoiseFloor)
+                                   ? " (tie)"
+                                   : ""),
                Ms(e.mean_latency_ms()),
                absl::StrCat(e.passed_workloads(), " / ", e.workload_count())},
               {true, false, false, false, false, true, true, true, true}));
     }
-    absl::StrAppend(&out, "</table>\n");
+    absl::StrAppend(&out, "</table>\n<p class=\"note\">tie: the score's 95% interval, widened by "
+                          "the noise floor (",
+                    absl::StrFormat("%g%%", kDefaultNoiseFloor * 100),
+                    ", the reference timed against itself in two processes), holds 1x: not told "
+                    "apart from the reference.</p>\n");
   }
   absl::StrAppend(&out, "<h2>Tensors</h2><table>", Header({"", "name", "dtype", "shape"}));
   auto tensors = [&](const char* kind, const auto& list) {

@@ -39,6 +39,13 @@ Interval SpeedupInterval(const Interval& baseline, const Interval& candidate) {
 
 bool CrossesOne(const Interval& speedup) { return speedup.low < 1.0 && speedup.high > 1.0; }
 
+bool WithinNoise(const Interval& speedup, double floor) {
+  if (!Positive(speedup.value) || !ValidNoiseFloor(floor)) return false;
+  return speedup.low <= 1.0 + floor && speedup.high * (1.0 + floor) >= 1.0;
+}
+
+bool ValidNoiseFloor(double floor) { return std::isfinite(floor) && floor >= 0 && floor < 1; }
+
 RunScore ScoreRun(const v1::Run& run) {
   RunScore out;
   for (const v1::Trace& trace : run.traces()) {

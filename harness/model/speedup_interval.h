@@ -32,6 +32,22 @@ Interval SpeedupInterval(const Interval& baseline, const Interval& candidate);
 // Whether the interval holds 1x strictly inside: the measurements cannot tell faster from slower.
 bool CrossesOne(const Interval& speedup);
 
+// The noise floor of a speedup: how far from 1x the reference timed as its own candidate lands
+// between two processes (a relative difference; 0.02 = 2 %). One run's 95 % interval describes
+// its own samples only and is far narrower than that (docs/report.md, "Ties"), so a speedup is
+// read against both. The default is the 95th percentile (nearest rank, 24th of 25) of
+// |speedup - 1| over 25 reference-against-itself runs of KernelBench Level 1 problems measured
+// on an NVIDIA H200 (0.0205, rounded to 2 %); docs/gpu-measurements.md has the runs.
+inline constexpr double kDefaultNoiseFloor = 0.02;
+
+// Whether a known speedup (value > 0) is a tie with 1x: its 95 % interval, widened by `floor` on
+// both sides (low / (1 + floor) .. high * (1 + floor)), holds 1x. With floor 0 an interval that
+// touches 1x (exactly 1x included) is a tie.
+bool WithinNoise(const Interval& speedup, double floor);
+
+// Whether `floor` can be a noise floor: finite, >= 0 and < 1.
+bool ValidNoiseFloor(double floor);
+
 // A run's contest score with its interval: the mean over the run's traces of the speedup vs the
 // reference (a trace that did not pass, or has no reference latency, counts 0 in all three).
 struct RunScore {

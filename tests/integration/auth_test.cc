@@ -141,6 +141,13 @@ TEST_CASE("teams submit and read their own runs, see only scores of others, and 
   CHECK(entries[0]["score_ci95_low"].get<double>() <= entries[0]["score"].get<double>());
   CHECK(entries[0]["score_ci95_high"].get<double>() >= entries[0]["score"].get<double>());
   CHECK(entries[0]["status"] == "PASSED");
+  // A bad --noise-floor is a usage error naming the flag; a good one is accepted.
+  Completed bad_floor =
+      KilnAs(harness, kOps, {"leaderboard", "scale_add_f32", "--noise-floor", "-1"});
+  CHECK(bad_floor.exit_code == 2);
+  CHECK_THAT(bad_floor.err, Catch::Contains("--noise-floor: expected a fraction"));
+  CHECK(KilnAs(harness, kOps, {"leaderboard", "scale_add_f32", "--noise-floor", "0.05"})
+            .exit_code == 0);
 
   // A second submission is the team's latest: it counts, whether or not it was faster.
   Completed again = Submit(harness, kRed);

@@ -376,6 +376,7 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK(doc["suite"] == "KernelBench level 1");
     CHECK(doc["registered"] == 2);
     CHECK(doc["problems_run"] == 2);
+    CHECK(doc["noise_floor"] == 0.02);
     REQUIRE(doc["teams"].size() == 1);
     const json& team = doc["teams"][0];
     // Bare .py files name no author: the team is the principal that submitted them.
@@ -408,6 +409,14 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     Completed bad_level = harness.Kiln({"report", "--suite", "kernelbench", "--level", "4"});
     CHECK(bad_level.exit_code == 2);
     CHECK_THAT(bad_level.err, Catch::Contains("--level: expected 1, 2 or 3"));
+    Completed bad_floor =
+        harness.Kiln({"report", "--suite", "kernelbench", "--noise-floor", "1.5"});
+    CHECK(bad_floor.exit_code == 2);
+    CHECK_THAT(bad_floor.err, Catch::Contains("--noise-floor: expected a fraction"));
+    Completed floor_1pc = harness.Kiln(
+        {"report", "--suite", "kernelbench", "--level", "1", "--json", "--noise-floor", "0.01"});
+    REQUIRE(floor_1pc.exit_code == 0);
+    CHECK(json::parse(floor_1pc.out, nullptr, false)["noise_floor"] == 0.01);
   }
 }
 

@@ -57,6 +57,31 @@ TEST_CASE("a speedup interval divides the slowest baseline by the fastest candid
   CHECK(none.value == 0);
 }
 
+TEST_CASE("a speedup is a tie when its interval widened by the noise floor holds 1x") {
+  // Exactly 1x, crossing 1x: ties at any floor, 0 included.
+  CHECK(WithinNoise({1.0, 1.0, 1.0}, 0));
+  CHECK(WithinNoise({0.95, 1.01, 1.07}, 0));
+  CHECK(WithinNoise({0.95, 1.01, 1.07}, 0.02));
+  // Above 1x by less than the floor: a tie at 2 %, a win at 1 % and at 0.
+  const Interval small_lead{1.013, 1.015, 1.017};
+  CHECK(WithinNoise(small_lead, 0.02));
+  CHECK_FALSE(WithinNoise(small_lead, 0.01));
+  CHECK_FALSE(WithinNoise(small_lead, 0));
+  // Below 1x: the widened interval reaches up to high * (1 + floor).
+  const Interval small_loss{0.982, 0.984, 0.986};  // 0.986 * 1.02 = 1.0057
+  CHECK(WithinNoise(small_loss, 0.02));
+  CHECK_FALSE(WithinNoise(small_loss, 0.01));      // 0.986 * 1.01 = 0.9959
+  // Clear wins and losses stay what they are.
+  CHECK_FALSE(WithinNoise({1.10, 1.12, 1.14}, kDefaultNoiseFloor));
+  CHECK_FALSE(WithinNoise({0.50, 0.52, 0.54}, kDefaultNoiseFloor));
+  // Unknown speedups (value 0) and floors that are no floor are never ties.
+  CHECK_FALSE(WithinNoise({0, 0, 0}, kDefaultNoiseFloor));
+  CHECK_FALSE(WithinNoise({1.0, 1.0, 1.0}, -0.01));
+  CHECK_FALSE(WithinNoise({1.0, 1.0, 1.0}, 1.0));
+  CHECK(ValidNoiseFloor(kDefaultNoiseFloor));
+  CHECK_FALSE(ValidNoiseFloor(std::nan("")));
+}
+
 TEST_CASE("a run's score is the mean speedup with a failed workload counting 0, with noise") {
   v1::Run run;
   *run.add_traces() = Passed(1.0, 0.9, 1.1, 2.0, 1.9, 2.1);

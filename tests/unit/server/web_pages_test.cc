@@ -188,13 +188,21 @@ TEST_CASE("web pages: the score chart draws one bar per scored entry and is left
   CHECK_THAT(chart, Catch::Contains("1x (reference)"));
   a->set_score(0);
   CHECK(ScoreChart(board).empty());
-  // The table marks an interval that crosses 1x.
+  // The table marks a tie: an interval that crosses 1x, or one within the noise floor of it.
   a->set_score(1.01);
   a->set_score_ci95_low(0.95);
   a->set_score_ci95_high(1.07);
   v1::DefinitionDetail detail;
   detail.mutable_definition()->set_name("d");
-  CHECK_THAT(DefinitionBody(detail, board), Catch::Contains("(crosses 1x)"));
+  CHECK_THAT(DefinitionBody(detail, board), Catch::Contains("1.070 (tie)"));
+  a->set_score(1.015);  // the whole interval above 1x, but inside the 2 % floor
+  a->set_score_ci95_low(1.012);
+  a->set_score_ci95_high(1.018);
+  CHECK_THAT(DefinitionBody(detail, board), Catch::Contains("1.018 (tie)"));
+  a->set_score(1.10);  // a win
+  a->set_score_ci95_low(1.08);
+  a->set_score_ci95_high(1.12);
+  CHECK_THAT(DefinitionBody(detail, board), !Catch::Contains("(tie)"));
 }
 
 TEST_CASE("web pages: the score chart keeps every label inside it and clear of the intervals") {
