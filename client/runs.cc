@@ -135,6 +135,8 @@ std::string RunFields(const v1::Run& run) {
   }
   field("own kernels", OwnKernelsText(run));
   field("state", RunStateName(run.state()));
+  // A run in flight: whose work is running ("reference for workload 1/3: timing").
+  if (run.state() != v1::RUN_DONE) field("now", run.progress());
   if (run.kind() == "profile") field("kind", "profile (Nsight Compute; never ranked)");
   field("mode", run.mode());
   field("judged with", ToleranceText(run));

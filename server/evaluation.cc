@@ -21,6 +21,7 @@
 #include "server/log_line.h"
 #include "server/profile_run.h"
 #include "server/role_run.h"
+#include "server/run_progress_board.h"
 #include "server/workload_evaluation.h"
 
 namespace kiln {
@@ -252,7 +253,11 @@ void Evaluation::RunOnDevice(int device_slot) {
   }
   EvaluateWorkloads(
       node_, jobs, run_dir, [this](v1::RunState s) { OnWorkerStage(s); },
-      [this](int i) { current_workload_ = i; }, cancel_.get(),
+      [this](int i, const char* role) {
+        current_workload_ = i;
+        current_role_ = role;
+      },
+      cancel_.get(),
       [&](int i, WorkloadResult result) {
         if (!result.worker_log.empty()) {
           Archived(node_.archive
@@ -422,24 +427,35 @@ void Evaluation::OnWorkerStage(v1::RunState stage) {
   if (stage == v1::RUN_STATE_UNSPECIFIED) return;
   // Workers alternate between the two stages (every trial verifies fresh inputs before it is
   // timed). The run's state only moves forward within a workload; the clock keeps the split.
-  const bool same_workload = announced_workload_ == current_workload_;
-  if (same_workload && (stage == state_ || state_ == v1::RUN_TIMING)) return;
+  const bool same_work =
+      announced_workload_ == current_workload_ && announced_role_ == current_role_;
+  if (same_work && (stage == announced_stage_ || announced_stage_ == v1::RUN_TIMING)) return;
   announced_workload_ = current_workload_;
+  announced_role_ = current_role_;
+  announced_stage_ = stage;
+  // The candidate's lines name the workload alone, as every line about its verdict does; the
+  // reference's and the baselines' say whose work it is.
+  const std::string whose = current_role_ == kRoleCandidate
+                                ? WorkloadLabel(current_workload_)
+                                : absl::StrCat(current_role_, " for ",
+                                               WorkloadLabel(current_workload_));
   EnterState(stage, current_workload_,
-             absl::StrCat(WorkloadLabel(current_workload_),
-                          stage == v1::RUN_TIMING ? ": timing" : ": verifying"));
+             absl::StrCat(whose, stage == v1::RUN_TIMING ? ": timing" : ": verifying"),
+             current_role_);
 }
 
-void Evaluation::EnterState(v1::RunState state, int workload_index, const std::string& message) {
+void Evaluation::EnterState(v1::RunState state, int workload_index, const std::string& message,
+                            const std::string& role) {
   if (state != state_) {
     state_ = state;
     Archived(node_.archive->UpdateRunState(run_id(), state), "UpdateRunState");
   }
-  SendProgress(state, workload_index, message, nullptr);
+  if (node_.progress != nullptr) node_.progress->Set(run_id(), message);
+  SendProgress(state, workload_index, message, nullptr, role);
 }
 
 void Evaluation::SendProgress(v1::RunState stage, int workload_index, const std::string& message,
-                              const v1::Trace* trace) {
+                              const v1::Trace* trace, const std::string& role) {
   v1::EvaluateEvent event;
   v1::Progress* p = event.mutable_progress();
   p->set_run_id(run_id());
@@ -447,6 +463,7 @@ void Evaluation::SendProgress(v1::RunState stage, int workload_index, const std:
   p->set_workload_index(workload_index);
   p->set_workload_count(static_cast<int32_t>(traces_.size()));
   p->set_message(message);
+  p->set_role(role);
   if (trace != nullptr) *p->mutable_trace() = *trace;
   sink_->Send(event);
 }
@@ -529,6 +546,7 @@ void Evaluation::Finish() {
   run_.set_timing_s(clock_.timing_s());
   run_.set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
   Archived(node_.archive->FinishRun(run_), "FinishRun");
+  if (node_.progress != nullptr) node_.progress->Clear(run_id());
   const std::string status(StatusName(run_.status()));
   LogEvent(node_.quiet, "run_finished",
            {{"run_id", run_id()},

@@ -72,10 +72,12 @@ class Evaluation : public ScheduledRun {
   // Workload `i`'s job on device slot `device_slot`, its workers' folders under `job_dir`.
   WorkloadJob JobFor(int i, int device_slot, const std::string& job_dir) const;
   void OnWorkerStage(v1::RunState stage);
-  // Archives `state` when it changed and announces it with `message`.
-  void EnterState(v1::RunState state, int workload_index, const std::string& message);
+  // Archives `state` when it changed and `message` as the run's progress line, and announces
+  // both; `role` is Progress.role (empty: the run as a whole).
+  void EnterState(v1::RunState state, int workload_index, const std::string& message,
+                  const std::string& role = "");
   void SendProgress(v1::RunState stage, int workload_index, const std::string& message,
-                    const v1::Trace* trace);
+                    const v1::Trace* trace, const std::string& role = "");
   void RecordTrace(int index, v1::Evaluation evaluation, v1::TraceDetail detail);
   // A trace with `status` for every workload that has none yet.
   void FailRemaining(v1::EvaluationStatus status, const std::string& reason,
@@ -107,7 +109,10 @@ class Evaluation : public ScheduledRun {
   int device_index_ = 0;  // the device slot of RunOnDevice
   bool on_device_ = false;  // RunOnDevice was called
   int current_workload_ = 0;
+  const char* current_role_ = "";  // whose work on current_workload_ runs (kRoleReference, ...)
   int announced_workload_ = -1;  // the workload of the last stage event
+  const char* announced_role_ = nullptr;  // and its role
+  v1::RunState announced_stage_ = v1::RUN_STATE_UNSPECIFIED;  // and its stage
   StageClock clock_;
 };
 

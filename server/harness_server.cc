@@ -44,6 +44,7 @@
 #include "server/warm_workers.h"
 #include "server/prometheus_metrics.h"
 #include "server/reference_timing_cache.h"
+#include "server/run_progress_board.h"
 #include "server/scheduler.h"
 #include "server/server_credentials.h"
 #include "server/service.h"
@@ -215,6 +216,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<PeakBandwidthCache> peak_bandwidth_;
   std::unique_ptr<WarmWorkers> warm_;  // outlives the scheduler and the runs using it
   std::unique_ptr<SpareWorkers> spares_;  // the same
+  RunProgressBoard progress_;              // the same
   std::set<std::string> builtin_names_;
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
@@ -420,6 +422,7 @@ absl::Status HarnessServerImpl::Open() {
   node_.archive = archive_.get();
   node_.compiler = compiler_.get();
   node_.reference_timings = reference_timings_.get();
+  node_.progress = &progress_;
   peak_bandwidth_ =
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();

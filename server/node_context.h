@@ -19,6 +19,7 @@
 
 namespace kiln {
 
+class RunProgressBoard;
 class SpareWorkers;
 class WarmWorkers;
 
@@ -51,6 +52,8 @@ struct NodeContext {
   SpareWorkers* spares = nullptr;
   // Whether Nsight Compute can profile here (checked at start), and the ncu that does.
   ProfilingSupport profiling;
+  // The last progress line of each run in flight (null: not kept).
+  RunProgressBoard* progress = nullptr;
 };
 
 }  // namespace kiln

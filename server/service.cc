@@ -22,6 +22,7 @@
 #include "server/profile_run.h"
 #include "server/put_blob_reactor.h"
 #include "server/run_id.h"
+#include "server/run_progress_board.h"
 
 namespace kiln {
 
@@ -512,6 +513,9 @@ absl::StatusOr<v1::Run> HarnessService::ReadRun(const Principal& caller,
   // Another principal's run is refused whole: its traces carry logs and error messages too.
   if (absl::Status s = CheckRunAccess(caller, run_id, run->principal()); !s.ok()) {
     return s;
+  }
+  if (run->state() != v1::RUN_DONE && context_.node->progress != nullptr) {
+    run->set_progress(context_.node->progress->Get(run_id));
   }
   return run;
 }

@@ -503,6 +503,10 @@ std::string RunBody(const v1::Run& run, const RunSamples& samples) {
       XmlEscape(run.mode()), " &middot; backend ", XmlEscape(run.backend()),
       run.device_name().empty() ? "" : absl::StrCat(" (", XmlEscape(run.device_name()), ")"),
       " &middot; created ", Time(run.created_unix_ms()), "</p>\n");
+  // A run in flight says whose work is running ("reference for workload 1/3: timing").
+  if (run.state() != v1::RUN_DONE && !run.progress().empty()) {
+    absl::StrAppend(&out, "<p class=\"note\">Now: ", XmlEscape(run.progress()), "</p>\n");
+  }
   if (!run.reason().empty()) absl::StrAppend(&out, "<p><strong>Why:</strong> ", XmlEscape(run.reason()), "</p>\n");
   absl::StrAppend(&out, "<h2>Stages</h2><table>",
                   Header({"queued", "compile", "verify", "timing", "compile cache"}),

@@ -650,8 +650,8 @@ CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,
 
 void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
                        const std::string& run_dir, const StageFn& on_stage,
-                       const std::function<void(int)>& on_workload,
-                       const std::atomic<bool>* cancel, const WorkloadDone& done) {
+                       const WorkloadStarted& on_workload, const std::atomic<bool>* cancel,
+                       const WorkloadDone& done) {
   auto cancelled = [cancel] { return cancel != nullptr && cancel->load(); };
   std::vector<WorkloadState> states(jobs.size());
   std::vector<WorkloadState*> ready;
@@ -697,7 +697,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   // 1. Every reference first: nothing of the candidate runs while a reference is timed.
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (cancelled()) break;
-    on_workload(jobs[i].index);
+    on_workload(jobs[i].index, kRoleReference);
     const auto t0 = absl::Now();
     const bool ok = ReferencePhase(node, on_stage, cancel, states[i]);
     node.metrics->VerdictStage("reference", absl::ToDoubleSeconds(absl::Now() - t0));
@@ -736,7 +736,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
       finish(w);
       continue;
     }
-    on_workload(w.job->index);
+    on_workload(w.job->index, kRoleCandidate);
     const auto t0 = absl::Now();
     if (cand.session == nullptr || !cand.session->open()) {
       cand.session.reset();
@@ -802,7 +802,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   if (!baselines) return;
   // 3. Baselines, timed on the same inputs with no candidate process left.
   for (WorkloadState* w : ready) {
-    on_workload(w->job->index);
+    on_workload(w->job->index, kRoleBaselines);
     const auto t0 = absl::Now();
     if (!cancelled()) {
       AddBaselines(node, *w->job, w->base, w->ref, w->ref_timing, w->ref_cached, on_stage,

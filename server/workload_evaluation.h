@@ -74,6 +74,13 @@ v1::WorkerRequest WorkloadBaseRequest(const NodeContext& node, const WorkloadJob
 // Called once per workload, as soon as its result is final, with the job's index.
 using WorkloadDone = std::function<void(int index, WorkloadResult result)>;
 
+// Whose work on a workload begins (Progress.role): the reference's, the candidate's or the
+// baselines'.
+inline constexpr char kRoleReference[] = "reference";
+inline constexpr char kRoleCandidate[] = "candidate";
+inline constexpr char kRoleBaselines[] = "baselines";
+using WorkloadStarted = std::function<void(int index, const char* role)>;
+
 // Evaluates a run's workloads (one definition, one candidate, one device slot) in three phases:
 //   1. every workload's reference (by the slot's warm reference worker when node.warm is set,
 //      else by a worker of its own), timed unless its latency is cached;
@@ -82,14 +89,14 @@ using WorkloadDone = std::function<void(int index, WorkloadResult result)>;
 //      failure ends that process, the next workload gets a new one;
 //   3. the baselines, once the candidate's process has ended (nothing of the candidate runs
 //      while anything is timed for comparison with it).
-// The candidate's folder is `run_dir`/cand; `on_workload(index)` is called as each workload's
-// work begins. Never fails: every way a workload can end is a status with a reason, and `done`
+// The candidate's folder is `run_dir`/cand; `on_workload(index, role)` is called as each role's
+// work on a workload begins. Never fails: every way a workload can end is a status with a reason, and `done`
 // is called for every job it reached (a run cancelled before some workloads leaves those to the
 // caller, which marks them CANCELLED).
 void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& jobs,
                        const std::string& run_dir, const StageFn& on_stage,
-                       const std::function<void(int)>& on_workload,
-                       const std::atomic<bool>* cancel, const WorkloadDone& done);
+                       const WorkloadStarted& on_workload, const std::atomic<bool>* cancel,
+                       const WorkloadDone& done);
 
 }  // namespace kiln
 

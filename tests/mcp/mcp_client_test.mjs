@@ -97,6 +97,10 @@ await check("evaluate: a correct solution PASSES, with progress notifications", 
   assert.match(r.content[0].text, /PASSED/);
   assert.ok(progress.length >= 2, `progress notifications: ${progress.length}`);
   assert.ok(progress.some((p) => /admitted/.test(p.message)));
+  // Whose work it is: the reference's lines are labelled, the candidate's name the workload.
+  const lines = progress.map((p) => p.message).join(" | ");
+  assert.ok(progress.some((p) => /^reference for workload 1\/\d+: verifying$/.test(p.message)), lines);
+  assert.ok(progress.some((p) => /^workload 1\/\d+: verifying$/.test(p.message)), lines);
   passedRun = r.structuredContent.run_id;
 });
 

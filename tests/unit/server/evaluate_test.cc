@@ -204,6 +204,75 @@ TEST_CASE("a trace is streamed for each workload as it finishes") {
   CHECK(out.run().status() == v1::PASSED);
 }
 
+TEST_CASE("progress says whose work on each workload it is: the reference's or the candidate's") {
+  TestNode node;
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));
+  *request.add_workloads() = testing::VectorAddWorkload(100, "second");
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  REQUIRE(out.status.ok());
+  std::vector<std::pair<std::string, std::string>> lines;  // (role, message)
+  for (const auto& e : out.events) {
+    if (e.has_progress() && !e.progress().has_trace()) {
+      lines.emplace_back(e.progress().role(), e.progress().message());
+    }
+  }
+  auto index_of = [&lines](const std::string& role, const std::string& message) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].first == role && lines[i].second == message) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  std::string all;
+  for (const auto& [role, message] : lines) all += role + " | " + message + "\n";
+  INFO(all);
+  // Both workloads' references run first, each labelled; then the candidate's, named by the
+  // workload alone as its verdict lines are.
+  const int ref1 = index_of("reference", "reference for workload 1/2: verifying");
+  const int ref2 = index_of("reference", "reference for workload 2/2: verifying");
+  const int cand1 = index_of("candidate", "workload 1/2: verifying");
+  const int cand2 = index_of("candidate", "workload 2/2: verifying");
+  CHECK(ref1 >= 0);
+  CHECK(ref2 > ref1);
+  CHECK(cand1 > ref2);
+  CHECK(cand2 > cand1);
+  CHECK(index_of("candidate", "workload 1/2: timing") > cand1);
+  for (const auto& [role, message] : lines) {
+    if (role == "reference") CHECK(message.rfind("reference for workload ", 0) == 0);
+    if (role.empty()) CHECK(message.find("workload") == std::string::npos);
+  }
+  CHECK(out.run().status() == v1::PASSED);
+  CHECK(out.run().progress().empty());  // a finished run has no progress line
+}
+
+TEST_CASE("GetRun of a run in flight carries its last progress line") {
+  TestNode node;
+  v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution(
+      "slow", "c[i] = a[i] + b[i]; if (i == 0) usleep(100000);", "#include <unistd.h>\n"));
+  grpc::ClientContext ctx;
+  auto reader = node.stub().Evaluate(&ctx, request);
+  v1::EvaluateEvent event;
+  std::string run_id;
+  std::string seen;
+  while (reader->Read(&event)) {
+    if (!event.has_progress()) continue;
+    run_id = event.progress().run_id();
+    if (event.progress().role() != "candidate") continue;
+    // The candidate is at work: GetRun says so until the run is done.
+    grpc::Status status;
+    const v1::Run run = GetRun(node.stub(), run_id, &status);
+    REQUIRE(status.ok());
+    if (run.state() != v1::RUN_DONE) {
+      seen = run.progress();
+      break;
+    }
+  }
+  ctx.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  (void)reader->Finish();
+  CHECK_THAT(seen, Catch::StartsWith("workload 1/1: "));
+}
+
 TEST_CASE("the reference is timed once per workload and mode, then its timing is reused") {
   TestNode node;
   v1::EvaluateRequest request = VectorAddRequest(VectorAddSolution("add", "c[i] = a[i] + b[i];"));

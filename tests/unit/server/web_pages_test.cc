@@ -85,6 +85,16 @@ TEST_CASE("web pages: a profile run's page shows its kernels, escaped, and an ev
   CHECK(RunBody(run).find("Nsight Compute") == std::string::npos);
 }
 
+TEST_CASE("web pages: a run in flight says whose work is running, a finished one does not") {
+  v1::Run run;
+  run.set_run_id("r1");
+  run.set_state(v1::RUN_TIMING);
+  run.set_progress("reference for workload 1/3: timing");
+  CHECK_THAT(RunBody(run), Catch::Contains("Now: reference for workload 1/3: timing"));
+  run.set_state(v1::RUN_DONE);
+  CHECK_THAT(RunBody(run), !Catch::Contains("Now:"));
+}
+
 TEST_CASE("web pages: the latency chart draws a candidate and a reference box per timed "
           "workload, and nothing for a run that was not timed") {
   v1::Run run;
