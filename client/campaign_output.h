@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "client/json_output.h"
 #include "kiln/v1/controller.pb.h"
+#include "report/json_output.h"
 
 namespace kiln::cli {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "server/server_credentials.h"
+#include "access/server_credentials.h"
 
 namespace kiln::cli {
 

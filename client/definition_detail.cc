@@ -5,10 +5,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/report.h"
-#include "client/table.h"
 #include "harness/model/definition_settings.h"
 #include "harness/model/dtype.h"
+#include "report/report.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

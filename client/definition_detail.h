@@ -7,8 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "client/cli.h"
-#include "client/json_output.h"
 #include "kiln/v1/harness.pb.h"
+#include "report/json_output.h"
 
 namespace kiln::cli {
 

@@ -9,12 +9,12 @@
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
-#include "client/definition_report.h"
-#include "client/report_runs.h"
-#include "client/suite_report.h"
-#include "client/table.h"
 #include "harness/common/files.h"
 #include "harness/model/unknown_definition.h"
+#include "report/definition_report.h"
+#include "report/report_runs.h"
+#include "report/suite_report.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

@@ -7,9 +7,9 @@
 #include "client/connection.h"
 #include "client/definition_detail.h"
 #include "client/inputs.h"
-#include "client/json_output.h"
-#include "client/table.h"
 #include "client/views.h"
+#include "report/json_output.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

@@ -10,7 +10,7 @@
 #include "client/evaluation.h"
 #include "harness/common/files.h"
 #include "harness/definitions/builtins.h"
-#include "server/admission.h"
+#include "server/evaluation/admission.h"
 #include "server/harness_server.h"
 
 namespace kiln::cli {

@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/json_output.h"
-#include "client/report.h"
-#include "client/table.h"
 #include "harness/model/json_interop.h"
+#include "report/json_output.h"
+#include "report/report.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

@@ -10,11 +10,11 @@
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/evaluation.h"
-#include "client/json_output.h"
-#include "client/table.h"
 #include "client/views.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/speedup_interval.h"
+#include "report/json_output.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

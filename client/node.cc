@@ -6,8 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
-#include "client/json_output.h"
-#include "client/table.h"
+#include "report/json_output.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

@@ -7,12 +7,12 @@
 #include "client/connection.h"
 #include "client/evaluation.h"
 #include "client/inputs.h"
-#include "client/json_output.h"
-#include "client/report.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/solution_baseline.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/profile/profiling_support.h"
+#include "report/json_output.h"
+#include "report/report.h"
 
 namespace kiln::cli {
 

@@ -8,10 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "client/connection.h"
-#include "client/json_output.h"
 #include "client/rejection_advice.h"
-#include "client/report.h"
-#include "client/table.h"
 #include "client/views.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
@@ -20,6 +17,9 @@
 #include "harness/model/unknown_definition.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/verify/own_work.h"
+#include "report/json_output.h"
+#include "report/report.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

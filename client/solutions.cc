@@ -7,9 +7,9 @@
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/inputs.h"
-#include "client/json_output.h"
-#include "client/table.h"
 #include "harness/model/solution_baseline.h"
+#include "report/json_output.h"
+#include "report/table.h"
 
 namespace kiln::cli {
 

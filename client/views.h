@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "client/json_output.h"
 #include "kiln/v1/harness.pb.h"
+#include "report/json_output.h"
 
 namespace kiln::cli {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "harness/archive/sqlite_connection.h"
 #include "kiln/v1/controller.pb.h"
+#include "sqlite/sqlite_connection.h"
 
 namespace kiln::controller {
 

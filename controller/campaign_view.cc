@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/loop_state.h"
-#include "harness/archive/status_macros.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln::controller {
 

@@ -19,11 +19,11 @@
 #include <string>
 #include <thread>
 
+#include "access/authenticator.h"
 #include "controller/campaign_archive.h"
 #include "controller/campaign_runner.h"
 #include "controller/harness_pool.h"
 #include "kiln/v1/controller.grpc.pb.h"
-#include "server/authenticator.h"
 
 namespace kiln::controller {
 

@@ -23,15 +23,15 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "access/authenticator.h"
+#include "access/listen_check.h"
+#include "access/server_credentials.h"
+#include "access/token_file.h"
 #include "controller/campaign_archive.h"
 #include "controller/controller_service.h"
 #include "controller/harness_pool.h"
 #include "harness/common/files.h"
-#include "server/authenticator.h"
-#include "server/listen_check.h"
-#include "server/server_credentials.h"
-#include "server/token_file.h"
-#include "server/web_console.h"
+#include "web/web_console.h"
 
 namespace {
 

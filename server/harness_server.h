@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "access/server_credentials.h"
 #include "harness/profile/profiling_support.h"
-#include "server/server_credentials.h"
 
 namespace kiln {
 
@@ -39,9 +39,9 @@ struct HarnessOptions {
   // workload, which flags it when all-zero or constant output would pass
   // (integrity.degenerate_definition).
   bool check_references = true;
-  // References served by warm workers kept between runs (server/warm_workers.h).
+  // References served by warm workers kept between runs (server/evaluation/warm_workers.h).
   bool warm_references = true;
-  // Python runners started ahead of need for Python/Triton candidates (server/spare_workers.h).
+  // Python runners started ahead of need for Python/Triton candidates (server/evaluation/spare_workers.h).
   bool python_spares = true;
   std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
   int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB

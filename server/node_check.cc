@@ -8,12 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "access/server_credentials.h"
 #include "harness/common/files.h"
 #include "harness/profile/profiling_support.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "server/backend.h"
-#include "server/server_credentials.h"
 
 namespace kiln {
 

@@ -10,12 +10,12 @@
 
 #include "harness/archive/archive.h"
 #include "harness/compile/compiler.h"
-#include "harness/sandbox/sandbox.h"
 #include "harness/profile/profiling_support.h"
+#include "harness/python/python_reference.h"
+#include "harness/sandbox/sandbox.h"
+#include "server/evaluation/reference_timing_cache.h"
+#include "server/evaluation/speed_of_light.h"
 #include "server/metrics.h"
-#include "server/python_reference.h"
-#include "server/reference_timing_cache.h"
-#include "server/speed_of_light.h"
 
 namespace kiln {
 

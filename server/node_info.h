@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "harness/python/python_reference.h"
 #include "kiln/v1/harness.pb.h"
 #include "server/backend.h"
-#include "server/python_reference.h"
 
 namespace kiln {
 

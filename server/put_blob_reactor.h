@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "harness/blobs/blob_upload.h"
 #include "kiln/v1/harness.pb.h"
-#include "server/blob_upload.h"
 
 namespace kiln {
 

@@ -10,14 +10,14 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "access/authenticator.h"
+#include "access/principal_quota.h"
 #include "kiln/v1/harness.grpc.pb.h"
-#include "server/admission.h"
-#include "server/authenticator.h"
+#include "server/evaluation/admission.h"
+#include "server/evaluation/scheduler.h"
 #include "server/metrics.h"
 #include "server/node_context.h"
 #include "server/node_info.h"
-#include "server/principal_quota.h"
-#include "server/scheduler.h"
 
 namespace kiln {
 

@@ -12,8 +12,8 @@
 #include "harness/archive/artifact_rows.h"
 #include "harness/archive/migrations.h"
 #include "harness/archive/run_rows.h"
-#include "harness/archive/status_macros.h"
 #include "harness/common/files.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln {
 

@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "harness/archive/archive.h"
 #include "harness/archive/archive_impl.h"
-#include "harness/archive/status_macros.h"
 #include "harness/model/definition_settings.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln {
 

@@ -15,7 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "harness/archive/archive.h"
 #include "harness/archive/reader_pool.h"
-#include "harness/archive/sqlite_connection.h"
+#include "sqlite/sqlite_connection.h"
 
 namespace kiln {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/archive/archive.h"
 #include "harness/archive/archive_impl.h"
-#include "harness/archive/status_macros.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln {
 

@@ -9,7 +9,7 @@
 #include "harness/archive/artifact_rows.h"
 #include "harness/archive/page_token.h"
 #include "harness/archive/solution_json.h"
-#include "harness/archive/status_macros.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln {
 

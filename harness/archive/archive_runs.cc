@@ -6,8 +6,8 @@
 #include "harness/archive/archive.h"
 #include "harness/archive/archive_impl.h"
 #include "harness/archive/run_rows.h"
-#include "harness/archive/status_macros.h"
 #include "harness/model/json_interop.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln {
 

@@ -1,8 +1,8 @@
 #include "harness/archive/artifact_rows.h"
 
 #include "absl/strings/str_cat.h"
-#include "harness/archive/status_macros.h"
 #include "harness/common/sha256.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln::archive {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "harness/archive/sqlite_connection.h"
+#include "sqlite/sqlite_connection.h"
 
 namespace kiln::archive {
 

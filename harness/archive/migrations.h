@@ -1,35 +1,18 @@
-// Schema migrations: numbered SQL files (NNNN_name.sql) applied in order, each in its own
-// transaction together with `PRAGMA user_version = NNNN`, so a database is always at exactly
-// one known version even after a crash mid-migration.
+// The harness archive's schema: the migrations compiled into this binary
+// (migrations/harness/*.sql), applied with sqlite/migrations.h.
 #ifndef KILN_HARNESS_ARCHIVE_MIGRATIONS_H_
 #define KILN_HARNESS_ARCHIVE_MIGRATIONS_H_
 
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "harness/archive/sqlite_connection.h"
-#include "harness/common/embedded_file.h"
+#include "sqlite/migrations.h"
 
 namespace kiln::archive {
 
-struct Migration {
-  int version = 0;   // the file name's number
-  std::string name;  // "0001_init.sql"
-  std::string sql;
-};
-
-// The migrations compiled into this binary (migrations/harness/*.sql), ordered by version.
-// INTERNAL when a file name does not start with a number or two files share one.
+// Ordered by version. INTERNAL when a file name does not start with a number or two files
+// share one.
 absl::StatusOr<std::vector<Migration>> HarnessMigrations();
-
-// Parses embedded files (as cmake/embed.cmake lays them out) into migrations ordered by version.
-absl::StatusOr<std::vector<Migration>> ParseMigrations(const EmbeddedFile* files, int count);
-
-// Brings `conn` up to the newest of `migrations` and returns the resulting schema version.
-// FAILED_PRECONDITION when the database is newer than the newest migration; a failing
-// migration is rolled back and named with SQLite's message.
-absl::StatusOr<int> ApplyMigrations(Connection& conn, const std::vector<Migration>& migrations);
 
 }  // namespace kiln::archive
 

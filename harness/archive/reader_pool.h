@@ -11,7 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "harness/archive/sqlite_connection.h"
+#include "sqlite/sqlite_connection.h"
 
 namespace kiln::archive {
 

@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "harness/archive/artifact_rows.h"
 #include "harness/archive/solution_json.h"
-#include "harness/archive/status_macros.h"
+#include "sqlite/status_macros.h"
 
 namespace kiln::archive {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "harness/archive/sqlite_connection.h"
 #include "kiln/v1/types.pb.h"
+#include "sqlite/sqlite_connection.h"
 
 namespace kiln::archive {
 

@@ -20,7 +20,7 @@ from PIL import Image
 
 from browser_support import find_chromium
 
-# client/definition_report_svg.cc: the palette's first colours, the plots' bands.
+# report/definition_report_svg.cc: the palette's first colours, the plots' bands.
 TEAM_COLOURS = {"team-a": (0x4E, 0x79, 0xA7), "team-b": (0xF2, 0x8E, 0x2B),
                 "team-c": (0xE1, 0x57, 0x59)}
 LEFT = 80

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "client/definition_report.h"
+#include "report/definition_report.h"
 
 namespace {
 

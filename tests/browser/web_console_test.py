@@ -34,7 +34,7 @@ from PIL import Image
 
 from browser_support import find_chromium
 
-CANDIDATE = (0x4E, 0x79, 0xA7)  # server/web_pages.cc: candidate boxes, score bars
+CANDIDATE = (0x4E, 0x79, 0xA7)  # web/web_pages.cc: candidate boxes, score bars
 REFERENCE = (0xF2, 0x8E, 0x2B)  # reference boxes
 
 failures = []

@@ -5,8 +5,8 @@
 
 #include "harness/archive/archive.h"
 #include "harness/archive/migrations.h"
-#include "harness/archive/sqlite_connection.h"
 #include "harness/common/sha256.h"
+#include "sqlite/sqlite_connection.h"
 #include "tests/unit/archive/archive_test_support.h"
 
 namespace kiln {

@@ -1,4 +1,4 @@
-#include "client/definition_report.h"
+#include "report/definition_report.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "client/suite_report.h"
-#include "client/table.h"
+#include "report/suite_report.h"
+#include "report/table.h"
 
 using namespace kiln;
 using cli::WorkloadOutcome;

@@ -1,6 +1,6 @@
-// kiln mcp's evaluation budget over its ledger file (client/mcp_ledger.h): two ledgers on one
+// kiln mcp's evaluation budget over its ledger file (client/mcp/mcp_ledger.h): two ledgers on one
 // file stand for two kiln mcp processes sharing it.
-#include "client/mcp_ledger.h"
+#include "client/mcp/mcp_ledger.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>

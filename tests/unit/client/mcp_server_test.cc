@@ -1,7 +1,7 @@
 // kiln mcp's JSON-RPC handling without a harness: lifecycle, tools/list, errors, and tool
 // arguments refused before any call. tests/mcp drives it with the official SDK client and a
 // real harness.
-#include "client/mcp_server.h"
+#include "client/mcp/mcp_server.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>

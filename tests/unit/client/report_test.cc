@@ -1,4 +1,4 @@
-#include "client/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

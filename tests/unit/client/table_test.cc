@@ -1,4 +1,4 @@
-#include "client/table.h"
+#include "report/table.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -11,13 +11,13 @@
 #include <set>
 #include <string>
 
+#include "access/authenticator.h"
 #include "controller/controller_service.h"
 #include "controller/harness_pool.h"
 #include "controller/spec/campaign_spec.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
 #include "kiln/v1/controller.grpc.pb.h"
-#include "server/authenticator.h"
 
 namespace kiln::controller {
 namespace {

@@ -1,10 +1,10 @@
 // Bearer tokens to principals; the role checks applied to them.
-#include "server/authenticator.h"
+#include "access/authenticator.h"
 
 #include <catch2/catch.hpp>
 
+#include "access/principal.h"
 #include "harness/common/sha256.h"
-#include "server/principal.h"
 
 namespace kiln {
 namespace {

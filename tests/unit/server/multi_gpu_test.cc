@@ -16,8 +16,8 @@
 
 #include "harness/common/files.h"
 #include "server/backend.h"
+#include "server/evaluation/scheduler.h"
 #include "server/node_info.h"
-#include "server/scheduler.h"
 #include "tests/unit/server/test_node.h"
 
 namespace kiln {

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "access/server_credentials.h"
+#include "server/harness_server.h"
 #include "server/log_line.h"
 #include "server/metrics_endpoint.h"
 #include "server/prometheus_metrics.h"
-#include "server/harness_server.h"
-#include "server/server_credentials.h"
 
 namespace kiln {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/output_comparison.h"
+#include "server/evaluation/output_comparison.h"
 
 #include <unistd.h>
 

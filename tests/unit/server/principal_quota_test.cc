@@ -1,5 +1,5 @@
 // Per-principal limits on unfinished runs and on runs per hour.
-#include "server/principal_quota.h"
+#include "access/principal_quota.h"
 
 #include <catch2/catch.hpp>
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/blobs/blob_upload.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
-#include "server/blob_upload.h"
 #include "tests/unit/server/test_node.h"
 
 namespace kiln {

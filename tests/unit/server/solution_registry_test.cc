@@ -9,7 +9,7 @@
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
 #include "harness/definitions/builtins.h"
-#include "server/admission.h"
+#include "server/evaluation/admission.h"
 #include "tests/unit/server/test_node.h"
 #include "tests/unit/server/token_node.h"
 

@@ -1,4 +1,4 @@
-#include "server/stage_clock.h"
+#include "server/evaluation/stage_clock.h"
 
 #include <catch2/catch.hpp>
 

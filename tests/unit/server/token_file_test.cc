@@ -1,5 +1,5 @@
 // The tokens file: principals, roles and token hashes; errors name file:line.
-#include "server/token_file.h"
+#include "access/token_file.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,7 +1,7 @@
-// The web console's pages as plain functions (server/web_pages.h): escaping, the charts drawn or
+// The web console's pages as plain functions (web/web_pages.h): escaping, the charts drawn or
 // left out, what a rejected workload claims. The console's HTTP side and rendering are tested by
 // tests/browser/web_console_test.py.
-#include "server/web_pages.h"
+#include "web/web_pages.h"
 
 #include <catch2/catch.hpp>
 #include <regex>
@@ -11,7 +11,7 @@
 
 #include "harness/common/xml_escape.h"
 #include "harness/model/samples_artifact.h"
-#include "server/source_diff.h"
+#include "web/source_diff.h"
 
 namespace kiln::web {
 namespace {
