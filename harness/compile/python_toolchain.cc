@@ -1,7 +1,9 @@
 #include "harness/compile/python_toolchain.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,10 +17,30 @@ namespace kiln {
 
 namespace {
 
-constexpr char kPackage[] = "kiln_solution";  // as PACKAGE in kiln_python_runner.py
+constexpr char kPackage[] = "kiln_solution";  // as PACKAGE in kiln_runner/abi.py
 constexpr int64_t kMaxLogBytes = 1 << 20;
 // Importing torch and triton maps a few GiB of address space.
 constexpr int64_t kMaxCheckMemoryBytes = int64_t{8} << 30;
+
+// The digest of the runner script and of every module of its package (kiln_runner/ beside it),
+// by name: what the runner does to a checked package.
+absl::StatusOr<std::string> RunnerDigest(const std::string& runner) {
+  std::vector<std::filesystem::path> files = {runner};
+  std::error_code ec;
+  const std::filesystem::path package = std::filesystem::path(runner).parent_path() / "kiln_runner";
+  for (const auto& entry : std::filesystem::directory_iterator(package, ec)) {
+    if (entry.path().extension() == ".py") files.push_back(entry.path());
+  }
+  std::sort(files.begin() + 1, files.end());
+  Sha256 digest;
+  for (const std::filesystem::path& file : files) {
+    absl::StatusOr<std::string> content = ReadFile(file.string());
+    if (!content.ok()) return content.status();
+    digest.AddPart(file.filename().string());
+    digest.AddPart(*content);
+  }
+  return digest.HexDigest();
+}
 
 bool DestinationPassing(const v1::Solution& solution) {
   const v1::BuildSpec& spec = solution.spec();
@@ -51,13 +73,14 @@ class PythonToolchain final : public Toolchain {
 
   // The calling convention and the number of arguments it takes are checked against the
   // definition: a definition re-registered with other inputs must not reuse the check. The
-  // runner's digest too: it builds load_inline's extensions into the package under keys of its
-  // own, which a package checked by another version of it may not have.
+  // runner's digest too (the script and every module of its package): it builds load_inline's
+  // extensions into the package under keys of its own, which a package checked by another
+  // version of it may not have.
   std::string CacheSalt(const v1::Solution& solution) const override {
     absl::StatusOr<int> arity = Arity(solution);
     std::string runner = "?";
     if (absl::StatusOr<PythonInterpreter> python = interpreter_(); python.ok()) {
-      absl::StatusOr<std::string> digest = Sha256File(python->runner);
+      absl::StatusOr<std::string> digest = RunnerDigest(python->runner);
       if (digest.ok()) runner = *digest;
     }
     return absl::StrCat(DestinationPassing(solution) ? "dps" : "value", "|",

@@ -34,9 +34,10 @@ inline constexpr char kForbiddenSymbol[] = "integrity.forbidden_symbol";
 inline constexpr char kNondeterministic[] = "integrity.nondeterministic";
 inline constexpr char kOutputFile[] = "integrity.output_file";
 inline constexpr char kNoOwnKernel[] = "integrity.no_own_kernel";
-// Python candidates' own checks are named by harness/worker/python/kiln_python_runner.py, which
-// refuses the call itself: integrity.runner_tampered, integrity.output_aliases_input, and for
-// KernelBench-style classes integrity.exception_fallback and integrity.inherits_reference.
+// Python candidates' own checks are named by kiln's Python runner (guard.py and own_work.py in
+// harness/worker/python/kiln_runner/), which refuses the call itself: integrity.runner_tampered,
+// integrity.output_aliases_input, and for KernelBench-style classes integrity.exception_fallback
+// and integrity.inherits_reference.
 inline constexpr char kRunnerTampered[] = "integrity.runner_tampered";
 inline constexpr char kOutputAliasesInput[] = "integrity.output_aliases_input";
 inline constexpr char kExceptionFallback[] = "integrity.exception_fallback";

@@ -629,5 +629,6 @@ TEST_CASE("a Python solution's runtime error names its file and line and where i
                    "import") != std::string::npos);
   CHECK(c.out.find("File \"kernel.py\", line 6, in <module>") != std::string::npos);
   CHECK(c.out.find("kiln_python_runner.py") == std::string::npos);
+  CHECK(c.out.find("kiln_runner/") == std::string::npos);
   CHECK(c.out.find("compile_cache") == std::string::npos);
 }
