@@ -21,6 +21,7 @@
 #include "harness/verify/comparator.h"
 #include "harness/verify/integrity.h"
 #include "harness/verify/integrity_policy.h"
+#include "harness/worker/evaluation_state.h"
 #include "harness/worker/failure.h"
 #include "harness/worker/helper_threads.h"
 #include "harness/worker/open_device.h"
@@ -30,153 +31,7 @@
 #include "harness/worker/timed_work.h"
 
 namespace kiln {
-namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// The seed of the new values a recheck writes into a trial's inputs.
-uint64_t PerturbSeed(uint64_t trial_seed) { return SplitMix64(trial_seed ^ 0x5045525455524221ull); }
-
-// CPU time other threads may use per call window regardless of the call: the CUDA runtime and
-// CUPTI run threads of their own; the host backend runs none.
-double HelperAllowanceMs(const std::string& backend) { return backend == "host" ? 0.05 : 2.0; }
-
-using Clock = std::chrono::steady_clock;
-
-// How long the outputs of each trial's second call are watched for writes after it returned.
-constexpr std::chrono::milliseconds kDeferredWriteWindow(10);
-// How long they are watched before two calls that disagree are called nondeterministic: on a
-// loaded machine a detached thread's late write can land after the first window, and it is work
-// after the return, not nondeterminism. Only a rejection waits this long.
-constexpr std::chrono::milliseconds kLateWriteWindow(200);
-
-// The state of one evaluation; see Evaluate().
-//
-// Per trial: fresh inputs; the checked call (outputs written); a second call on the same inputs
-// that must agree (integrity.nondeterministic); when measuring, the timing protocol, with the
-// outputs of every timed call checksummed against the checked call's (integrity.stale_output);
-// then the recheck: the same input buffers with new values at sparse positions, one more checked
-// call whose outputs the harness verifies (integrity.output_caching). Around every call the CPU
-// time of other host threads is accounted (integrity.work_after_return).
-class Evaluation {
- public:
-  Evaluation(const v1::WorkerRequest& request, const StageReporter& report,
-             const ExternalEntry* external, const TrialGate& gate)
-      : request_(request),
-        external_(external),
-        report_(report),
-        gate_(gate),
-        // The reference and baselines are kiln's own code, not candidates: no integrity checks.
-        // Nor a profile's worker: the run's evaluation checked the same solution, and the
-        // profiler's threads in the process would count as the solution's work after return.
-        checks_(!request.disable_call_checks() && !request.profile_call() &&
-                request.role() != "reference" && request.role() != "baseline"),
-        nondeterministic_(integrity::AllowsNondeterminism(request.definition())),
-        inplace_(!integrity::InplaceInputs(request.definition()).empty()),
-        helpers_(HelperAllowanceMs(request.backend())) {}
-
-  absl::Status Setup();
-  absl::Status VerifyOnly();
-  absl::Status Measure();
-  // request.profile_call: trial 0 verified, a warm-up call, the flush, then one call between
-  // StartProfiler and StopProfiler.
-  absl::Status ProfileCall();
-  v1::WorkerResult& result() { return result_; }
-  // Where the request's wall time went, for the worker log: "inputs 12.1 ms, outputs written
-  // 40.2 ms, ..." (kiln's own work between and around the solution's calls).
-  std::string CostReport() const;
-  // After a candidate failed: its buffers stay allocated until the process exits. A solution
-  // caught leaving work to a detached thread may still be writing them; freeing them here would
-  // turn the verdict into a crash of the worker before it is sent.
-  void KeepCandidateBuffers() {
-    if (checks_) (void)tensors_.release();
-  }
-  // Whether the harness stopped the request at a trial's gate (request.gate_trials).
-  bool stopped() const { return stopped_; }
-
- private:
-  // Fresh inputs for trial t, then the checked call and the determinism call.
-  absl::Status PrepareTrial(int trial);
-  absl::Status CheckedCall(int trial);
-  absl::Status DeterminismCall(int trial);
-  // request.gate_trials: the harness judges the trial's checked outputs before it is timed.
-  absl::Status Gate(int trial);
-  // integrity.work_after_return: the current outputs must not change while kiln waits.
-  // Rejects when an output differs from `at_return` (its checksums as the call returned) once
-  // `window` has passed since `returned`.
-  absl::Status CheckNoDeferredWrites(int trial, const std::vector<uint64_t>& at_return,
-                                     Clock::time_point returned, std::chrono::milliseconds window);
-  // The outputs of a timed call against the checked call's.
-  absl::Status CheckTimedOutputs();
-  absl::Status Recheck(int trial);
-  // ExternalEntry::fill_inputs with `seed`, when there is one.
-  absl::Status FillExternalInputs(uint64_t seed, const std::string& what);
-  // The solution call alone (the timed part); its return code is kept for CheckCall. A checked
-  // call of a value-returning external solution then collects its outputs (untimed).
-  absl::Status Call(bool timed = false);
-  // Copies a value-returning external solution's outputs of the last call into the output
-  // buffers (see ExternalEntry); `what` names the call in a failure.
-  absl::Status Collect(const std::string& what);
-  // The status an external entry's or collector's return `code` stands for.
-  absl::Status ExternalFailure(int code, const std::string& what);
-  // integrity.work_after_return: outputs still changing once ctx->stream is idle (checked calls).
-  absl::Status CheckUnjoinedWork(const std::string& what);
-  // integrity.work_after_return for timed calls: the timer's view of GPU work that outlived
-  // ctx->stream.
-  absl::Status CheckUnjoinedTimedWork(const std::string& what);
-  // When two calls on the same inputs differed: whether the cause is GPU work on a stream the
-  // solution never joined to ctx->stream (integrity.work_after_return), seen by one more call
-  // under the CUPTI timer. OK when it is not (or the timer cannot tell).
-  absl::Status DiagnoseUnjoinedStream(int trial);
-  // Return code, device errors and input integrity of the last Call; then the helper threads'
-  // CPU time around it (`what` names the call in a rejection). `after_timer`: the call was
-  // timed, and the timer has waited for the device to be idle.
-  absl::Status CheckCall(const std::string& what, bool after_timer = false);
-  // Whether the current outputs equal the checked call's: bitwise, or within the definition's
-  // tolerances when it allows nondeterminism. Names the first output that differs.
-  absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);
-  void Report(std::string_view stage, int trial) {
-    if (report_) report_(stage, trial);
-  }
-
-  const v1::WorkerRequest& request_;
-  const ExternalEntry* const external_;
-  const StageReporter& report_;
-  const TrialGate& gate_;
-  bool stopped_ = false;
-  const bool checks_;
-  const bool nondeterministic_;
-  const bool inplace_;
-  HelperThreads helpers_;
-  std::shared_ptr<Device> device_;  // kept for the worker's next request (WorkerDevice)
-  std::unique_ptr<TensorSet> tensors_;
-  kiln_entry entry_ = nullptr;
-  kiln_entry collect_ = nullptr;
-  bool collect_timed_ = false;
-  kiln_context context_{};
-  std::vector<uint64_t> input_checksums_;
-  std::vector<uint64_t> checked_sums_;         // output checksums of the trial's checked call
-  std::vector<std::string> checked_outputs_;   // their bytes (nondeterministic definitions)
-  Clock::time_point call_start_;
-  int last_return_ = 0;
-  int calls_in_trial_ = 0;
-  int current_trial_ = 0;
-  v1::WorkerResult result_;
-  // Seconds by part of the request (CostReport).
-  struct Costs {
-    double inputs = 0, write = 0, gate = 0, flush = 0, timed = 0, span_ms = 0, before = 0,
-           after = 0;
-    // The parts of the checks after every call (checked and timed): waiting for the device,
-    // the input checksums, the other threads' CPU accounting, the timed outputs' checksums.
-    double sync = 0, input_sums = 0, window = 0, output_sums = 0;
-    int timed_calls = 0;
-  } costs_;
-};
+namespace worker_evaluation {
 
 // Forwards to the worker's device, adding up how long its flushes and timed calls took.
 class CostedDevice : public TimedDevice {
@@ -380,188 +235,6 @@ absl::Status Evaluation::DeterminismCall(int trial) {
                                      : "; the definition requires bitwise-identical results")));
 }
 
-absl::Status Evaluation::DiagnoseUnjoinedStream(int trial) {
-  // Two calls on the same inputs differed. A value-returning candidate whose work runs on a
-  // stream it never joins to ctx->stream hands back outputs before they are written: kiln's copy
-  // of them (on ctx->stream) reads whatever is there, and no output changes after the stream is
-  // idle. One more call under the CUPTI timer sees the work end after the stream was idle. The
-  // outputs already differ, so a smaller slack than the timed calls' check (which has no other
-  // evidence) suffices: enough for host/GPU timestamp skew.
-  constexpr double kSlackMs = 0.01;
-  if (device_->TimerName() != "cupti") return absl::OkStatus();
-  absl::Status s = tensors_->RenewOutputs();
-  if (!s.ok()) return s;
-  bool throttled = false;
-  absl::StatusOr<double> ms = device_->TimeCall([this] { return Call(/*timed=*/true); }, &throttled);
-  device_->TakeTimedWork();  // not a timed sample
-  if (!ms.ok()) return absl::OkStatus();  // the calls' disagreement stays the finding
-  const double unjoined = device_->LastCallUnjoinedMs();
-  if (unjoined <= kSlackMs) return absl::OkStatus();
-  return Rejected(integrity::Reason(
-      integrity::kWorkAfterReturn,
-      absl::StrCat("two calls on the same inputs (trial ", trial, ") gave different outputs, and "
-                   "the call's GPU work ran ", absl::SixDigits(unjoined),
-                   " ms after ctx->stream was idle: the solution computes on a stream it never "
-                   "joins to ctx->stream (torch's current stream in Python), so its outputs were "
-                   "read before they were written (record an event on that stream and make "
-                   "ctx->stream wait for it)")));
-}
-
-absl::Status Evaluation::CheckNoDeferredWrites(int trial, const std::vector<uint64_t>& at_return,
-                                               Clock::time_point returned,
-                                               std::chrono::milliseconds window) {
-  std::this_thread::sleep_until(returned + window);
-  absl::StatusOr<std::vector<uint64_t>> later = tensors_->OutputChecksums();
-  if (!later.ok()) return later.status();
-  for (int o = 0; o < tensors_->num_outputs(); ++o) {
-    if (at_return[o] == (*later)[o]) continue;
-    const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - returned);
-    return Rejected(integrity::Reason(
-        integrity::kWorkAfterReturn,
-        absl::StrCat("output '", tensors_->output_spec(o).name(), "' of the second call of trial ",
-                     trial, " changed within ", after.count(),
-                     " ms after the call returned and the device was idle: the solution writes "
-                     "its results after returning")));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> Evaluation::DifferingOutput(bool within_tolerance) {
-  if (!within_tolerance) {
-    absl::StatusOr<std::vector<uint64_t>> sums = tensors_->OutputChecksums();
-    if (!sums.ok()) return sums.status();
-    for (int o = 0; o < tensors_->num_outputs(); ++o) {
-      if ((*sums)[o] != checked_sums_[o]) return tensors_->output_spec(o).name();
-    }
-    return std::string();
-  }
-  absl::StatusOr<std::vector<std::string>> bytes = tensors_->OutputBytes();
-  if (!bytes.ok()) return bytes.status();
-  const Tolerances tol = TolerancesFor(request_.definition());
-  for (int o = 0; o < tensors_->num_outputs(); ++o) {
-    Comparison cmp = CompareTensors(tensors_->output_spec(o).dtype(), (*bytes)[o].data(),
-                                    checked_outputs_[o].data(), tensors_->output_elements(o), tol);
-    if (!cmp.passed) return tensors_->output_spec(o).name();
-  }
-  return std::string();
-}
-
-absl::Status Evaluation::CheckTimedOutputs() {
-  if (!checks_ || inplace_ || nondeterministic_) return absl::OkStatus();
-  const auto t0 = Clock::now();
-  absl::StatusOr<std::string> differs = DifferingOutput(false);
-  costs_.output_sums += std::chrono::duration<double>(Clock::now() - t0).count();
-  if (!differs.ok() || differs->empty()) return differs.status();
-  // Which of two things happened: the timed call left (part of) the output unwritten, holding
-  // the poison RenewOutputs put there (work skipped on the timed calls), or it wrote every
-  // element with other values than the checked call on the same inputs (a kernel whose results
-  // are not a function of its inputs: a data race, a read of uninitialised memory, or work that
-  // changes with the call count). Both are refused; the name says which.
-  absl::StatusOr<std::vector<std::string>> bytes = tensors_->OutputBytes();
-  if (!bytes.ok()) return bytes.status();
-  int64_t unwritten = -1;
-  for (int o = 0; o < tensors_->num_outputs(); ++o) {
-    if (tensors_->output_spec(o).name() != *differs) continue;
-    unwritten = FirstPoisonElement(tensors_->output_spec(o).dtype(), (*bytes)[o].data(),
-                                   tensors_->output_elements(o));
-  }
-  if (unwritten < 0) {
-    return Rejected(integrity::Reason(
-        integrity::kNondeterministic,
-        absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
-                     current_trial_, " differs from the checked call's on the same inputs, "
-                     "though the call wrote every element: its results are not a function of "
-                     "its inputs (a data race, a read of uninitialised memory, or work that "
-                     "changes with the call count); the definition requires bitwise-identical "
-                     "results")));
-  }
-  return Rejected(integrity::Reason(
-      integrity::kStaleOutput,
-      absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
-                   current_trial_,
-                   " differs from the checked call's on the same inputs and element [", unwritten,
-                   "] (flat index) still holds kiln's poison: the timed calls did not compute "
-                   "what the checked call did")));
-}
-
-absl::Status Evaluation::Recheck(int trial) {
-  // Nondeterministic definitions skip the per-call checksums; the last timed call is compared
-  // within tolerance instead.
-  if (checks_ && !inplace_ && nondeterministic_ && calls_in_trial_ > 2) {
-    absl::StatusOr<std::string> differs = DifferingOutput(true);
-    if (!differs.ok()) return differs.status();
-    if (!differs->empty()) {
-      return Rejected(integrity::Reason(
-          integrity::kStaleOutput,
-          absl::StrCat("output '", *differs, "' of the last timed call of trial ", trial,
-                       " is not within tolerance of the checked call's on the same inputs")));
-    }
-  }
-  const uint64_t seed = TrialSeed(request_, trial);
-  // The inputs were checked unchanged after every call; with no output aliasing an input they
-  // still hold the trial's values, and only the perturbed elements are written. Inputs made by
-  // the solution's process (fill_inputs) are drawn afresh instead: a few perturbed elements
-  // could fall outside what the problem's own generator makes (class indices, say).
-  absl::Status s =
-      external_ != nullptr && external_->fill_inputs != nullptr
-          ? FillExternalInputs(PerturbSeed(seed),
-                               absl::StrCat("the recheck inputs of trial ", trial))
-          : tensors_->PerturbInputs(seed, PerturbSeed(seed), request_.blob_root(), !inplace_);
-  if (!s.ok()) return s;
-  absl::StatusOr<std::vector<uint64_t>> sums = tensors_->InputChecksums();
-  if (!sums.ok()) return sums.status();
-  input_checksums_ = *std::move(sums);
-  helpers_.StartAfterOwnThreads();
-  s = tensors_->RenewOutputs();
-  if (s.ok()) s = Call();
-  if (s.ok()) s = CheckUnjoinedWork(absl::StrCat("the recheck of trial ", trial));
-  if (s.ok()) s = CheckCall(absl::StrCat("the recheck of trial ", trial));
-  if (!s.ok()) return s;
-  v1::TrialOutputs record;
-  const auto write_start = Clock::now();
-  s = tensors_->WriteOutputs(request_.output_dir(), trial, &record, "r");
-  costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
-  if (!s.ok()) return s;
-  *result_.add_rechecks() = std::move(record);
-  return absl::OkStatus();
-}
-
-absl::Status Evaluation::CheckUnjoinedWork(const std::string& what) {
-  if (!checks_ || last_return_ != 0) return absl::OkStatus();
-  absl::Status s = device_->SynchronizeStream();
-  if (!s.ok()) return s;
-  absl::StatusOr<std::vector<uint64_t>> at_stream_idle = tensors_->OutputChecksums();
-  if (!at_stream_idle.ok()) return at_stream_idle.status();
-  s = device_->Synchronize();
-  if (!s.ok()) return s;
-  absl::StatusOr<std::vector<uint64_t>> at_device_idle = tensors_->OutputChecksums();
-  if (!at_device_idle.ok()) return at_device_idle.status();
-  for (int o = 0; o < tensors_->num_outputs(); ++o) {
-    if ((*at_stream_idle)[o] == (*at_device_idle)[o]) continue;
-    return Rejected(integrity::Reason(
-        integrity::kWorkAfterReturn,
-        absl::StrCat("output '", tensors_->output_spec(o).name(), "' of ", what,
-                     " was still being written after the call returned and ctx->stream was "
-                     "idle: work on another stream or thread was not joined to ctx->stream")));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Evaluation::CheckUnjoinedTimedWork(const std::string& what) {
-  // The timer saw GPU work of the call still running after ctx->stream was idle. It is inside
-  // the CUPTI span (the device is synchronized before the end), but under any timer that waits
-  // on the stream it would escape, and the ABI says the work ends with the stream's.
-  constexpr double kSlackMs = 0.1;  // host/GPU timestamp skew and wake-up latency
-  if (!checks_) return absl::OkStatus();
-  double unjoined = device_->LastCallUnjoinedMs();
-  if (unjoined <= kSlackMs) return absl::OkStatus();
-  return Rejected(integrity::Reason(
-      integrity::kWorkAfterReturn,
-      absl::StrCat("GPU work of ", what, " ran ", absl::SixDigits(unjoined),
-                   " ms after ctx->stream was idle: work on another stream was not joined to "
-                   "ctx->stream (record an event there and make ctx->stream wait for it)")));
-}
-
 absl::Status Evaluation::Call(bool timed) {
   call_start_ = Clock::now();
   last_return_ = entry_(tensors_->args(), tensors_->nargs(), &context_);
@@ -602,36 +275,6 @@ absl::Status Evaluation::ExternalFailure(int code, const std::string& what) {
                                               why.empty() ? ": the worker log has the reason"
                                                           : absl::StrCat(": ", why)));
   }
-}
-
-absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer) {
-  if (last_return_ != 0) {
-    if (external_ != nullptr) {
-      return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
-    }
-    return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
-  }
-  const auto t0 = Clock::now();
-  absl::Status s = after_timer ? device_->CheckAfterTimedCall() : device_->Synchronize();
-  if (!s.ok()) {
-    // Which call failed, kept with the status's code and payloads.
-    absl::Status named(s.code(), absl::StrCat(s.message(), " (", what, ")"));
-    s.ForEachPayload([&named](absl::string_view url, const absl::Cord& payload) {
-      named.SetPayload(url, payload);
-    });
-    return named;
-  }
-  // Up to the device's idle point: on a GPU the call returns before its work ends.
-  const auto t1 = Clock::now();
-  const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
-  s = tensors_->CheckInputsUnchanged(input_checksums_);
-  const auto t2 = Clock::now();
-  costs_.sync += std::chrono::duration<double>(t1 - t0).count();
-  costs_.input_sums += std::chrono::duration<double>(t2 - t1).count();
-  if (!s.ok() || !checks_) return s;
-  s = helpers_.CheckWindow(call_ms, what);
-  costs_.window += std::chrono::duration<double>(Clock::now() - t2).count();
-  return s;
 }
 
 absl::Status Evaluation::VerifyOnly() {
@@ -735,7 +378,11 @@ v1::WorkerResult MeasureBandwidth(const v1::WorkerRequest& request) {
   return result;
 }
 
-}  // namespace
+}  // namespace worker_evaluation
+
+using worker_evaluation::Evaluation;
+using worker_evaluation::MeasureBandwidth;
+using worker_evaluation::SplitMix64;
 
 uint64_t TrialSeed(const v1::WorkerRequest& request, int trial) {
   int n = request.trial_seeds_size();

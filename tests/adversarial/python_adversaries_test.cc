@@ -135,6 +135,21 @@ def run(a, b):
   CHECK_THAT(run.reason(), Catch::Contains("kiln runner's Runner.collect"));
 }
 
+TEST_CASE("python monkey-patching kiln's runner package: replacing its guard's check is refused") {
+  REQUIRE_TORCH();
+  v1::Run run = Evaluate(PythonSolution("py_patch_runner_package", R"(import kiln_runner.guard
+import torch
+
+def run(a, b):
+    kiln_runner.guard.Guard.check_disjoint = lambda self, *args, **kwargs: None
+    return a + b
+)",
+                                        /*dps=*/false),
+                         4096);
+  CheckRejected(run, "integrity.runner_tampered");
+  CHECK_THAT(run.reason(), Catch::Contains("kiln runner's Guard.check_disjoint"));
+}
+
 TEST_CASE("python returning an input: an output that aliases kiln's input buffer is refused") {
   REQUIRE_TORCH();
   // Adds in place into `a` and returns it: the returned memory is kiln's input buffer.
