@@ -3,36 +3,45 @@
 # build/. Safe to run again: a no-op install and an incremental build.
 #   bash deploy/setup.sh          everything, the tests included
 #   bash deploy/setup.sh --demo   only the programs (kiln, kiln-harness, kiln-worker,
-#                                 kiln-controller, the Python runner's library): 235 of the 396
-#                                 build steps, no test program
+#                                 kiln-controller, the Python runner's library) and only the
+#                                 packages they and the demo need; no test program
 set -euo pipefail
-targets=()
+demo=0
 case "${1:-}" in
   "") ;;
-  --demo) targets=(--target kiln kiln-harness kiln-worker kiln-controller kiln_worker_python) ;;
+  --demo) demo=1 ;;
   *) echo "usage: bash deploy/setup.sh [--demo]" >&2; exit 2 ;;
 esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
+# What the programs build with and the demo runs with (the demo compiles its C++ solution with
+# g++ and runs it in bubblewrap).
 packages=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libabsl-dev libsqlite3-dev libssl-dev nlohmann-json3-dev catch2
-  bubblewrap libseccomp-dev patchelf
+  libabsl-dev libsqlite3-dev libssl-dev nlohmann-json3-dev
+  bubblewrap libseccomp-dev
   libyaml-cpp-dev libcurl4-openssl-dev prometheus-cpp-dev libcpp-httplib-dev libdtl-dev
+  python3
+)
+# What the whole test suite needs beside them: Catch2, the bundle (patchelf), the fuzz targets
+# (clang), Level Zero and OpenCL, the Python paths (torch), the browser tests, the deploy tests.
+test_packages=(
+  catch2 patchelf
   clang libclang-rt-dev openssl
   libze-dev libze1 clang-14 llvm-spirv-14 spirv-tools
-  python3 python3-torch libtorch-dev pybind11-dev
+  python3-torch libtorch-dev pybind11-dev
   chromium python3-pil
   systemd python3-yaml
 )
+((demo)) || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # Node.js and npm for the MCP test's official SDK client; a node that came with its own npm is
 # kept.
-command -v npm >/dev/null || missing+=(nodejs npm)
+((demo)) || command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "kiln setup: installing ${missing[*]}" >&2
   sudo=""
@@ -43,6 +52,15 @@ if ((${#missing[@]})); then
 fi
 
 jobs="${KILN_BUILD_JOBS:-$(nproc)}"
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+targets=()
+tests=ON
+if ((demo)); then
+  targets=(--target kiln kiln-harness kiln-worker kiln-controller kiln_worker_python)
+  # The tests' CMake needs their packages; the programs do not. A later full setup turns it on.
+  [[ -f "$root/build/CMakeCache.txt" ]] && grep -q '^KILN_BUILD_TESTS:BOOL=ON' \
+    "$root/build/CMakeCache.txt" || tests=OFF
+fi
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DKILN_BUILD_TESTS="$tests" >/dev/null
 echo "kiln setup: building ${targets[*]:-everything} in build/ ($jobs jobs)" >&2
 cmake --build "$root/build" -j "$jobs" "${targets[@]}"
