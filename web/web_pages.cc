@@ -18,6 +18,7 @@
 #include "harness/model/speedup_interval.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/verify/own_work.h"
+#include "report/table.h"
 #include "web/page_parts.h"
 
 namespace kiln::web {
@@ -316,7 +317,7 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
     }
     absl::StrAppend(&out, "</table>\n<p class=\"note\">tie: the score's 95% interval, widened by "
                           "the noise floor (",
-                    absl::StrFormat("%g%%", kDefaultNoiseFloor * 100),
+                    cli::FormatNoiseFloor(kDefaultNoiseFloor),
                     ", the reference timed against itself in two processes), holds 1x: not told "
                     "apart from the reference.</p>\n");
   }

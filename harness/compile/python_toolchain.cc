@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -23,8 +25,21 @@ constexpr int64_t kMaxLogBytes = 1 << 20;
 constexpr int64_t kMaxCheckMemoryBytes = int64_t{8} << 30;
 
 // The digest of the runner script and of every module of its package (kiln_runner/ beside it),
-// by name: what the runner does to a checked package.
+// by name: what the runner does to a checked package. Read once per runner path: the files do
+// not change while the node runs, and every compile (cache hits included) asks for it.
+absl::StatusOr<std::string> ReadRunnerDigest(const std::string& runner);
+
 absl::StatusOr<std::string> RunnerDigest(const std::string& runner) {
+  static std::mutex mu;
+  static std::map<std::string, std::string>* digests = new std::map<std::string, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = digests->find(runner); it != digests->end()) return it->second;
+  absl::StatusOr<std::string> digest = ReadRunnerDigest(runner);
+  if (digest.ok()) (*digests)[runner] = *digest;
+  return digest;
+}
+
+absl::StatusOr<std::string> ReadRunnerDigest(const std::string& runner) {
   std::vector<std::filesystem::path> files = {runner};
   std::error_code ec;
   const std::filesystem::path package = std::filesystem::path(runner).parent_path() / "kiln_runner";

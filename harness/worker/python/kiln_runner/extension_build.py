@@ -14,7 +14,7 @@ class ExtensionBuild:
     """The compile stage's build of one extension (LoadInline): its units compiled at once, then
     linked with torch's libraries, in the order and with the flags torch's build.ninja has.
 
-    <torch/extension.h> is all of torch's C++ API (the nn/optim/data frontend) plus pybind11 and
+    <torch/extension.h> is all of torch's C++ API (the nn, optim and data frontend) plus pybind11 and
     Python.h, and parsing it is most of an extension's build. A unit that includes it is first
     compiled with a lighter header of the same name found first on its include path
     (light_extension_headers). When that fails, the unit is compiled with torch's own header only
