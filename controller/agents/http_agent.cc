@@ -17,7 +17,7 @@ namespace kiln::controller {
 
 namespace {
 
-using Json = nlohmann::json;
+using WireJson = nlohmann::json;
 
 constexpr char kInstructions[] =
     "You write high-performance kernels. Answer with the complete source files of the candidate "
@@ -44,34 +44,34 @@ std::string ReadFile(const std::string& path) {
 
 // The reply's text and token usage, or an error for a truncated or malformed reply. The reply
 // is untrusted: a field of an unexpected type is an error, not a crash.
-std::string ParseReply(const std::string& type, const Json& parsed, std::string* text,
+std::string ParseReply(const std::string& type, const WireJson& parsed, std::string* text,
                        double* in_tokens, double* out_tokens) {
   try {
     if (type == "openai") {
-      const Json choices = parsed.value("choices", Json::array());
+      const WireJson choices = parsed.value("choices", WireJson::array());
       std::string stop;
       if (!choices.empty() && choices[0].contains("message")) {
-        const Json& content = choices[0]["message"]["content"];
+        const WireJson& content = choices[0]["message"]["content"];
         if (content.is_string()) *text = content.get<std::string>();
         stop = choices[0].value("finish_reason", "");
       }
-      Json usage = parsed.value("usage", Json::object());
+      WireJson usage = parsed.value("usage", WireJson::object());
       *in_tokens = usage.value("prompt_tokens", 0.0);
       *out_tokens = usage.value("completion_tokens", 0.0);
       if (stop == "length") return "the reply was truncated (finish_reason length)";
       return "";
     }
-    for (const auto& block : parsed.value("content", Json::array())) {
+    for (const auto& block : parsed.value("content", WireJson::array())) {
       if (block.value("type", "") == "text") *text += block.value("text", "");
     }
-    Json usage = parsed.value("usage", Json::object());
+    WireJson usage = parsed.value("usage", WireJson::object());
     *in_tokens = usage.value("input_tokens", 0.0);
     *out_tokens = usage.value("output_tokens", 0.0);
     if (parsed.value("stop_reason", "") == "max_tokens") {
       return "the reply was truncated (stop_reason max_tokens)";
     }
     return "";
-  } catch (const Json::exception& e) {
+  } catch (const WireJson::exception& e) {
     return absl::StrCat("malformed ", type, " reply: ", e.what());
   }
 }
@@ -148,7 +148,7 @@ AgentResponse HttpAgent::Generate(const AgentRequest& request) {
     return response;
   }
   std::string task = ReadFile(request.workspace + "/TASK.md");
-  Json body;
+  WireJson body;
   std::vector<std::string> headers = {"Content-Type: application/json"};
   std::string url;
   if (type_ == "openai") {
@@ -156,7 +156,7 @@ AgentResponse HttpAgent::Generate(const AgentRequest& request) {
     headers.push_back(absl::StrCat("Authorization: Bearer ", key));
     body = {{"model", spec_.model},
             {"max_tokens", spec_.max_tokens},
-            {"messages", Json::array({{{"role", "system"}, {"content", kInstructions}},
+            {"messages", WireJson::array({{{"role", "system"}, {"content", kInstructions}},
                                       {{"role", "user"}, {"content", task}}})}};
   } else {
     url = Endpoint(spec_.base_url, "/messages");
@@ -165,7 +165,7 @@ AgentResponse HttpAgent::Generate(const AgentRequest& request) {
     body = {{"model", spec_.model},
             {"max_tokens", spec_.max_tokens},
             {"system", kInstructions},
-            {"messages", Json::array({{{"role", "user"}, {"content", task}}})}};
+            {"messages", WireJson::array({{{"role", "user"}, {"content", task}}})}};
   }
   absl::StatusOr<HttpReply> reply = HttpPost(url, headers, body.dump(), spec_.timeout_s);
   if (!reply.ok()) {
@@ -173,7 +173,7 @@ AgentResponse HttpAgent::Generate(const AgentRequest& request) {
     return response;
   }
   std::ofstream(request.workspace + "/response.json") << reply->body;
-  Json parsed = Json::parse(reply->body, nullptr, false);
+  WireJson parsed = WireJson::parse(reply->body, nullptr, false);
   if (reply->status != 200 || !parsed.is_object()) {
     response.error =
         absl::StrCat(type_, " answered HTTP ", reply->status, ": ", reply->body.substr(0, 500));

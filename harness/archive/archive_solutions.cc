@@ -27,7 +27,7 @@ v1::RegisteredSolution Row(const Statement& s) {
   return r;
 }
 
-absl::Status RequireDefinition(Connection& conn, const std::string& name) {
+absl::Status RequireDefinitionForSolution(Connection& conn, const std::string& name) {
   ARCHIVE_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT 1 FROM definitions WHERE name = ?1"));
   s.BindText(1, name);
   ARCHIVE_ASSIGN_OR_RETURN(bool found, s.Step());
@@ -67,7 +67,7 @@ absl::StatusOr<v1::PutSolutionResponse> Archive::PutSolution(const std::string& 
   ARCHIVE_RETURN_IF_ERROR(impl_->Write(
       absl::StrCat("storing solution '", name, "' of definition '", definition, "'"),
       [&](Connection& conn) -> absl::Status {
-        ARCHIVE_RETURN_IF_ERROR(RequireDefinition(conn, definition));
+        ARCHIVE_RETURN_IF_ERROR(RequireDefinitionForSolution(conn, definition));
         ARCHIVE_ASSIGN_OR_RETURN(const std::string stored, StoredDigest(conn, definition, name));
         if (stored == r->sha256()) {
           response.set_outcome("unchanged");

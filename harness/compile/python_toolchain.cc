@@ -20,7 +20,7 @@ namespace kiln {
 namespace {
 
 constexpr char kPackage[] = "kiln_solution";  // as PACKAGE in kiln_runner/abi.py
-constexpr int64_t kMaxLogBytes = 1 << 20;
+constexpr int64_t kMaxPythonLogBytes = 1 << 20;
 // Importing torch and triton maps a few GiB of address space.
 constexpr int64_t kMaxCheckMemoryBytes = int64_t{8} << 30;
 
@@ -181,7 +181,7 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
   opts.timeout_s = timeout_s_;
   // An extension's compilers run in parallel: CPU time may exceed the wall-clock limit.
   opts.max_cpu_seconds = static_cast<int64_t>(timeout_s_) * 4 + 1;
-  opts.max_captured_bytes = kMaxLogBytes;
+  opts.max_captured_bytes = kMaxPythonLogBytes;
   if (sandbox() != nullptr) {
     std::vector<std::string> readable = python->readable_paths;
     readable.push_back(std::filesystem::path(python->runner).parent_path().string());

@@ -19,9 +19,9 @@
 namespace kiln {
 namespace {
 
-constexpr int kLanes = 4;    // words per Philox block
+constexpr int kPhiloxLanes = 4;    // words per Philox block
 constexpr int kBlocks = 16;  // blocks per batch
-constexpr int kBatch = kLanes * kBlocks;
+constexpr int kBatch = kPhiloxLanes * kBlocks;
 constexpr int kPairs = kBatch / 2;
 // Below this many elements one thread is faster than starting more.
 constexpr int64_t kElementsPerThread = int64_t{1} << 20;
@@ -30,11 +30,11 @@ constexpr int kMaxThreads = 16;
 // Philox words of kBlocks consecutive blocks: word[lane][b] is lane `lane` of block
 // first_block + b, i.e. element 4 (first_block + b) + lane.
 struct Words {
-  uint32_t word[kLanes][kBlocks];
+  uint32_t word[kPhiloxLanes][kBlocks];
 };
 
 void PhiloxBatch(uint64_t counter_hi, uint64_t first_block, uint64_t key, Words* out) {
-  uint32_t(&c)[kLanes][kBlocks] = out->word;
+  uint32_t(&c)[kPhiloxLanes][kBlocks] = out->word;
   for (int b = 0; b < kBlocks; ++b) {
     const uint64_t lo = first_block + static_cast<uint64_t>(b);
     c[0][b] = static_cast<uint32_t>(lo);
@@ -76,16 +76,16 @@ void NormalBatch(const Words& w, float z[kBatch]) {
   float zx[kPairs], zy[kPairs];
   for (int p = 0; p < kPairs; ++p) PolarToCartesian(r[p], odd[p], &zx[p], &zy[p]);
   for (int b = 0; b < kBlocks; ++b) {
-    z[kLanes * b + 0] = zx[b];
-    z[kLanes * b + 1] = zy[b];
-    z[kLanes * b + 2] = zx[kBlocks + b];
-    z[kLanes * b + 3] = zy[kBlocks + b];
+    z[kPhiloxLanes * b + 0] = zx[b];
+    z[kPhiloxLanes * b + 1] = zy[b];
+    z[kPhiloxLanes * b + 2] = zx[kBlocks + b];
+    z[kPhiloxLanes * b + 3] = zy[kBlocks + b];
   }
 }
 
 // Calls batch(start, n, words, z) for consecutive batches covering [begin, end): words[k] is the
 // Philox word of element start + k and, when `normal`, z[k] its normal value. `begin` is a
-// multiple of kLanes.
+// multiple of kPhiloxLanes.
 template <typename Batch>
 void ForEachBatch(int64_t begin, int64_t end, uint64_t seed, int input_index, bool normal,
                   Batch batch) {
@@ -94,13 +94,13 @@ void ForEachBatch(int64_t begin, int64_t end, uint64_t seed, int input_index, bo
   float z[kBatch] = {};
   for (int64_t start = begin; start < end; start += kBatch) {
     const int n = static_cast<int>(std::min<int64_t>(kBatch, end - start));
-    PhiloxBatch(static_cast<uint64_t>(input_index), static_cast<uint64_t>(start / kLanes), seed,
+    PhiloxBatch(static_cast<uint64_t>(input_index), static_cast<uint64_t>(start / kPhiloxLanes), seed,
                 &w);
     if (normal) {
       NormalBatch(w, z);
     } else {
       for (int b = 0; b < kBlocks; ++b) {
-        for (int lane = 0; lane < kLanes; ++lane) words[kLanes * b + lane] = w.word[lane][b];
+        for (int lane = 0; lane < kPhiloxLanes; ++lane) words[kPhiloxLanes * b + lane] = w.word[lane][b];
       }
     }
     batch(start, n, words, z);
@@ -253,7 +253,7 @@ void FillRandomSpan(v1::DType dtype, int64_t first, int64_t count, uint64_t seed
   if (count <= 0) return;
   // The batches start on whole Philox blocks: from the block of `first`, into a scratch buffer
   // when `first` is not on a block boundary.
-  const int64_t begin = first / kLanes * kLanes;
+  const int64_t begin = first / kPhiloxLanes * kPhiloxLanes;
   if (begin == first) return FillRange(dtype, first, first + count, seed, input_index, dst, first);
   std::vector<uint8_t> scratch(static_cast<size_t>(DTypeStorageBytes(dtype, first + count - begin)));
   FillRange(dtype, begin, first + count, seed, input_index, scratch.data(), begin);

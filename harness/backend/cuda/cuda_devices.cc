@@ -6,7 +6,7 @@
 namespace kiln {
 namespace {
 
-absl::Status NoDevice(absl::string_view reason) {
+absl::Status NoCudaDevice(absl::string_view reason) {
   return absl::FailedPreconditionError(absl::StrCat("no CUDA device: ", reason));
 }
 
@@ -45,19 +45,19 @@ std::string FormatGpuUuid(const unsigned char bytes[16]) {
 
 absl::StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
   absl::StatusOr<const CudaRuntimeApi*> rt = LoadCudaRuntime();
-  if (!rt.ok()) return NoDevice(rt.status().message());
+  if (!rt.ok()) return NoCudaDevice(rt.status().message());
   int count = 0;
   if (cudaError_t err = (*rt)->GetDeviceCount(&count); err != cudaSuccess) {
     (void)(*rt)->GetLastError();
-    return NoDevice(absl::StrCat("cudaGetDeviceCount: ", CudaErrorText(**rt, err)));
+    return NoCudaDevice(absl::StrCat("cudaGetDeviceCount: ", CudaErrorText(**rt, err)));
   }
-  if (count <= 0) return NoDevice("the driver reports no GPU");
+  if (count <= 0) return NoCudaDevice("the driver reports no GPU");
   std::vector<CudaDeviceInfo> devices;
   for (int i = 0; i < count; ++i) {
     absl::StatusOr<CudaDeviceInfo> info = Describe(**rt, i);
     if (!info.ok()) {
       (void)(*rt)->GetLastError();
-      return NoDevice(info.status().message());
+      return NoCudaDevice(info.status().message());
     }
     devices.push_back(*std::move(info));
   }

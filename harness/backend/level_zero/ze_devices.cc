@@ -7,7 +7,7 @@
 namespace kiln {
 namespace {
 
-absl::Status NoDevice(absl::string_view reason) {
+absl::Status NoZeDevice(absl::string_view reason) {
   return absl::FailedPreconditionError(absl::StrCat("no Level Zero device: ", reason));
 }
 
@@ -61,23 +61,23 @@ absl::StatusOr<std::vector<ZeDeviceInfo>> ListLevelZeroDevices(const ZeApi* ze) 
   if (ze == nullptr) {
     absl::StatusOr<const ZeApi*> loaded = LoadZeApi();
     if (!loaded.ok()) {
-      return NoDevice(
+      return NoZeDevice(
           absl::StrCat(loaded.status().message(), "; no Level Zero loader or driver is installed"));
     }
     ze = *loaded;
   }
   if (ze_result_t r = ze->Init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS) {
-    return NoDevice(absl::StrCat("zeInit: ", ZeResultName(r),
+    return NoZeDevice(absl::StrCat("zeInit: ", ZeResultName(r),
                                  "; no Level Zero driver is installed or none found a GPU"));
   }
   uint32_t drivers = 0;
   if (ze_result_t r = ze->DriverGet(&drivers, nullptr); r != ZE_RESULT_SUCCESS || drivers == 0) {
-    return NoDevice(r != ZE_RESULT_SUCCESS ? absl::StrCat("zeDriverGet: ", ZeResultName(r))
+    return NoZeDevice(r != ZE_RESULT_SUCCESS ? absl::StrCat("zeDriverGet: ", ZeResultName(r))
                                            : "no Level Zero driver is installed");
   }
   std::vector<ze_driver_handle_t> driver_handles(drivers);
   if (ze_result_t r = ze->DriverGet(&drivers, driver_handles.data()); r != ZE_RESULT_SUCCESS) {
-    return NoDevice(absl::StrCat("zeDriverGet: ", ZeResultName(r)));
+    return NoZeDevice(absl::StrCat("zeDriverGet: ", ZeResultName(r)));
   }
   std::vector<ZeDeviceInfo> out;
   for (uint32_t d = 0; d < drivers; ++d) {
@@ -92,11 +92,11 @@ absl::StatusOr<std::vector<ZeDeviceInfo>> ListLevelZeroDevices(const ZeApi* ze) 
     for (uint32_t i = 0; i < count && i < devices.size(); ++i) {
       absl::StatusOr<ZeDeviceInfo> info =
           Describe(*ze, driver_handles[d], devices[i], static_cast<uint32_t>(version));
-      if (!info.ok()) return NoDevice(info.status().message());
+      if (!info.ok()) return NoZeDevice(info.status().message());
       out.push_back(*std::move(info));
     }
   }
-  if (out.empty()) return NoDevice("the Level Zero drivers report no GPU");
+  if (out.empty()) return NoZeDevice("the Level Zero drivers report no GPU");
   return out;
 }
 
