@@ -18,9 +18,11 @@ One run on one GPU, in alternating rounds. Each round:
 
 The difference between the variants says what the kind of flush does to the kernel that
 follows it; kiln against `zero_` is kiln's fidelity to the official evaluator's conditions.
+With --compare-bundle, a second build's harness is submitted to in the same rounds (its column
+`base`), so two builds are compared side by side in one run.
 
   python3 tests/perf/gpu_flush_fidelity.py BUNDLE_DIR OUT_DIR DATASET_DIR [--rounds 3]
-      [--budget-s 300] [--batches 14418,8804]
+      [--budget-s 300] [--batches 14418,8804] [--compare-bundle OTHER_BUNDLE_DIR]
 
 OUT_DIR gets report.md, fidelity.json and details/.
 """
@@ -150,6 +152,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget-s", type=float, default=300)
     parser.add_argument("--batches", default="14418,8804")
+    parser.add_argument("--compare-bundle", default="")
     opts = parser.parse_args()
     budget = agreement.Budget(opts.budget_s)
     out = os.path.abspath(opts.out)
@@ -173,16 +176,28 @@ def main():
         cuda_source = json.load(f)["sources"][0]["content"]
     proc, cuda_so = kiln_ctypes.start_compile(cuda_source, os.path.join(bundle, "include"), work,
                                               "rmsnorm_tuned")
-    harness = agreement.Harness(bundle, work, details)
-    harness.start()
-    kiln_ms = {}    # (solution, batch) -> [latency per round]
+    builds = [("kiln", bundle)]
+    if opts.compare_bundle:
+        builds.append(("base", os.path.abspath(opts.compare_bundle)))
+    harnesses = {}
+    for label, b in builds:
+        d = os.path.join(details, label)
+        w = os.path.join(work, label)
+        os.makedirs(d, exist_ok=True)
+        os.makedirs(w, exist_ok=True)
+        harnesses[label] = agreement.Harness(b, w, d)
+    for h in harnesses.values():
+        h.start()
+    kiln_ms = {}    # (build, solution, batch) -> [latency per round]
     direct_ms = {}  # (solution, batch, variant) -> [mean of trial medians per round]
     notes = []
     try:
-        rc, _ = harness.kiln(["defs", "add", suite.find_file(opts.dataset, "rmsnorm_h4096.json"),
-                              "--workloads", jsonl], "defs_add", 300)
-        if rc != 0:
-            raise RuntimeError(f"defs add failed ({rc})")
+        for label, harness in harnesses.items():
+            rc, _ = harness.kiln(["defs", "add",
+                                  suite.find_file(opts.dataset, "rmsnorm_h4096.json"),
+                                  "--workloads", jsonl], "defs_add", 300)
+            if rc != 0:
+                raise RuntimeError(f"defs add failed on {label} ({rc})")
         ok, log = kiln_ctypes.finish_compile(proc, cuda_so, 120)
         if not ok:
             raise RuntimeError("nvcc failed: " + log[-300:])
@@ -193,19 +208,24 @@ def main():
             if budget.left() < 70:
                 notes.append(f"stopped before round {r} (time budget)")
                 break
+            # The builds alternate which goes first.
+            order = list(harnesses.items())
+            if r % 2:
+                order.reverse()
             for solution in SOLUTIONS:
-                rc, wall, doc, _ = suite.submit(harness, solution, "rmsnorm_h4096", [], jsonl,
-                                                f"r{r}_{solution}", budget)
-                for t in doc.get("traces", []):
-                    batch = t["workload"]["axes"]["batch_size"]
-                    e = t.get("evaluation") or {}
-                    lat = (e.get("performance") or {}).get("latency_ms")
-                    if e.get("status") != "PASSED" or lat is None:
-                        notes.append(f"round {r} {solution} b={batch}: {e.get('status')} "
-                                     f"{str(e.get('log', ''))[:160]}")
-                        continue
-                    kiln_ms.setdefault(f"{solution}|{batch}", []).append(lat)
-                print(f"round {r} kiln {solution}: {wall:.1f} s", flush=True)
+                for label, harness in order:
+                    rc, wall, doc, _ = suite.submit(harness, solution, "rmsnorm_h4096", [],
+                                                    jsonl, f"r{r}_{label}_{solution}", budget)
+                    for t in doc.get("traces", []):
+                        batch = t["workload"]["axes"]["batch_size"]
+                        e = t.get("evaluation") or {}
+                        lat = (e.get("performance") or {}).get("latency_ms")
+                        if e.get("status") != "PASSED" or lat is None:
+                            notes.append(f"round {r} {label} {solution} b={batch}: "
+                                         f"{e.get('status')} {str(e.get('log', ''))[:160]}")
+                            continue
+                        kiln_ms.setdefault(f"{label}|{solution}|{batch}", []).append(lat)
+                    print(f"round {r} {label} {solution}: {wall:.1f} s", flush=True)
             for batch in batches:
                 calls, keep = make_calls(torch, batch, cuda_so)
                 for solution in SOLUTIONS:
@@ -226,27 +246,32 @@ def main():
                 torch.cuda.empty_cache()
             print(f"round {r} direct done ({budget.left():.0f} s left)", flush=True)
     finally:
-        harness.stop()
+        for h in harnesses.values():
+            h.stop()
     with open(os.path.join(out, "fidelity.json"), "w") as f:
         json.dump({"kiln_ms": kiln_ms, "direct_ms": direct_ms, "notes": notes}, f, indent=1)
-    rows = ["| solution | batch | kiln ms | " + " | ".join(f"{v} ms" for v in VARIANTS) +
-            " | kiln vs zero_ | memset vs zero_ | memset+reset vs zero_ |",
-            "|---|---|---|" + "---|" * (2 * len(VARIANTS))]
+    labels = [label for label, _ in builds]
+    rows = ["| solution | batch | " + " | ".join(f"{lb} ms" for lb in labels) + " | " +
+            " | ".join(f"{v} ms" for v in VARIANTS) + " | " +
+            " | ".join(f"{lb} vs zero_" for lb in labels) +
+            " | memset vs zero_ | memset+reset vs zero_ |",
+            "|---|---|" + "---|" * (2 * len(labels) + len(VARIANTS) + 2)]
+
+    def mean(xs):
+        return statistics.mean(xs) if xs else float("nan")
+
+    def pct(a, b):
+        return f"{(a - b) / b * 100:+.2f} %" if a == a and b == b and b else "—"
     for solution in SOLUTIONS:
         for batch in batches:
-            k = kiln_ms.get(f"{solution}|{batch}", [])
+            k = {lb: kiln_ms.get(f"{lb}|{solution}|{batch}", []) for lb in labels}
             d = {v: direct_ms.get(f"{solution}|{batch}|{v}", []) for v in VARIANTS}
-
-            def mean(xs):
-                return statistics.mean(xs) if xs else float("nan")
-
-            def pct(a, b):
-                return f"{(a - b) / b * 100:+.2f} %" if a == a and b == b and b else "—"
             z = mean(d["zero_"])
-            rows.append(f"| {solution} | {batch} | {mean(k):.5f} (n={len(k)}) | " +
-                        " | ".join(f"{mean(d[v]):.5f}" for v in VARIANTS) +
-                        f" | {pct(mean(k), z)} | {pct(mean(d['memset']), z)} | "
-                        f"{pct(mean(d['memset+reset']), z)} |")
+            rows.append(f"| {solution} | {batch} | " +
+                        " | ".join(f"{mean(k[lb]):.5f} (n={len(k[lb])})" for lb in labels) +
+                        " | " + " | ".join(f"{mean(d[v]):.5f}" for v in VARIANTS) + " | " +
+                        " | ".join(pct(mean(k[lb]), z) for lb in labels) +
+                        f" | {pct(mean(d['memset']), z)} | {pct(mean(d['memset+reset']), z)} |")
     text = "\n".join(rows) + "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes) + "\n"
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(text)

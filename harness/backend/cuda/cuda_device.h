@@ -60,6 +60,10 @@ class CudaDevice final : public Device {
       const std::vector<MemoryRegion>& regions) override;
   absl::Status FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel, uint64_t seed,
                                   int input_index) override;
+  // Zeroes `bytes` at `dst` (16-byte aligned) on the stream, with kiln_fill_zero (a fill kernel,
+  // as torch's `zero_()`), or a driver memset where kiln's kernels cannot load. What Flush does
+  // to its buffer. Returns once queued.
+  absl::Status ZeroOnDevice(void* dst, int64_t bytes);
   absl::Status StartProfiler() override;
   absl::Status StopProfiler() override;
 

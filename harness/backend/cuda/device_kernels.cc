@@ -50,6 +50,9 @@ absl::StatusOr<std::unique_ptr<DeviceKernels>> DeviceKernels::Create(const CudaR
   if (err == cudaSuccess) {
     err = rt.LibraryGetKernel(&kernels->fill_kernel_, library, "kiln_fill_random");
   }
+  if (err == cudaSuccess) {
+    err = rt.LibraryGetKernel(&kernels->zero_kernel_, library, "kiln_fill_zero");
+  }
   if (err != cudaSuccess) {
     (void)rt.GetLastError();  // not the solution's error
     return absl::UnimplementedError(
@@ -156,6 +159,19 @@ absl::Status DeviceKernels::FillRandom(void* dst, kiln_dtype dtype, int64_t nume
                           "cudaLaunchKernel(kiln_fill_random)");
   if (s.ok()) s = check_(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
   return s;
+}
+
+absl::Status DeviceKernels::Zero(void* dst, int64_t bytes) {
+  if (bytes <= 0) return absl::OkStatus();
+  unsigned char* data = static_cast<unsigned char*>(dst);
+  unsigned long long count = static_cast<unsigned long long>(bytes);
+  // One thread per 16 bytes, plus the one that writes the tail: no grid-stride loop.
+  const unsigned long long threads = count / 16 + 1;
+  dim3 grid(static_cast<unsigned>((threads + kThreadsPerBlock - 1) / kThreadsPerBlock));
+  void* args[] = {&data, &count};
+  return check_(rt_.LaunchKernel(reinterpret_cast<const void*>(zero_kernel_), grid,
+                                 dim3(kThreadsPerBlock), args, 0, stream_),
+                "cudaLaunchKernel(kiln_fill_zero)");
 }
 
 }  // namespace kiln

@@ -52,5 +52,23 @@ TEST_CASE("inputs generated on the GPU are the host generator's, bit for bit", "
   CHECK(absl::IsUnimplemented((*device)->FillRandomOnDevice(nullptr, KILN_FLOAT4_E2M1, 8, 1, 0)));
 }
 
+TEST_CASE("the flush's fill kernel zeroes every byte it is given and nothing after", "[cuda]") {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
+  REQUIRE(device.ok());
+  // 16-byte words plus a tail the kernel's last thread writes alone.
+  for (int64_t bytes : {int64_t{1} << 24, (int64_t{1} << 20) + 13, int64_t{7}}) {
+    INFO(bytes << " bytes");
+    absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(**device, bytes + 64);
+    REQUIRE(buffer.ok());
+    REQUIRE((*device)->Fill(buffer->data(), 0x5a, bytes + 64).ok());
+    REQUIRE((*device)->ZeroOnDevice(buffer->data(), bytes).ok());
+    std::vector<uint8_t> got(static_cast<size_t>(bytes + 64));
+    REQUIRE((*device)->CopyToHost(got.data(), buffer->data(), bytes + 64).ok());
+    CHECK(std::vector<uint8_t>(got.begin(), got.begin() + bytes) ==
+          std::vector<uint8_t>(static_cast<size_t>(bytes), 0));
+    CHECK(std::vector<uint8_t>(got.begin() + bytes, got.end()) == std::vector<uint8_t>(64, 0x5a));
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -36,6 +36,14 @@ TEST_CASE("official timing on the GPU uses CUPTI: 3 x 50 samples and a positive 
   CHECK(timing.flush_bytes() > 0);
   CHECK_FALSE(timing.device().empty());
   CHECK(result.trials_size() == 3);
+  // The flush before each timed call (kiln_fill_zero) is outside every span: the timed work is
+  // the solution's kernel alone.
+  REQUIRE(timing.gpu_work_size() > 0);
+  for (const v1::GpuWork& w : timing.gpu_work()) {
+    INFO(w.signature());
+    CHECK(w.signature().find("kiln_fill_zero") == std::string::npos);
+    CHECK(w.signature().rfind("memset", 0) != 0);
+  }
 }
 
 TEST_CASE("a timed call that launches no GPU work is an error", "[cuda]") {
