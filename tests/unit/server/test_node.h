@@ -27,6 +27,9 @@ inline HarnessOptions TestOptions(const std::string& data_dir) {
   o.default_mode = "kernelbench";
   o.host_flush_mb = 16;  // not kernelbench's 256 MiB on every timed call
   o.quiet = true;
+  // These nodes run the host backend, where nothing needs the node's Python: leaving its probe
+  // out spares every node seconds of importing torch (and its teardown the wait for it).
+  o.python = "none";
   return o;
 }
 
@@ -37,7 +40,7 @@ class TestNode {
     if (options.data_dir.empty()) {
       HarnessOptions defaults = TestOptions(dir_ + "/data");
       defaults.max_queue = options.max_queue;
-      defaults.python = options.python;
+      if (options.python != HarnessOptions().python) defaults.python = options.python;
       defaults.warm_references = options.warm_references;
       defaults.python_spares = options.python_spares;
       options = defaults;
