@@ -89,6 +89,25 @@ def run(a, b, c):
                 "integrity.work_after_return");
 }
 
+TEST_CASE("python value-returning work on a side stream is named work_after_return", "[gpu]") {
+  // The output is made on a side stream and returned unjoined: the caching allocator hands the
+  // side stream the block of the output kiln collected (and poisoned) a call earlier, so a read
+  // on kiln's stream still sees the poison. That is unfinished work, not a replayed output.
+  CheckRejected(RunPython("py_side_stream_value", R"(import torch
+_side = []
+
+def run(a, b):
+    if not _side:
+        _side.append(torch.cuda.Stream())
+    with torch.cuda.stream(_side[0]):
+        torch.cuda._sleep(2000000)
+        c = a + b
+    return c
+)",
+                          false),
+                "integrity.work_after_return");
+}
+
 TEST_CASE("python cache keyed on data_ptr on the GPU", "[gpu]") {
   CheckRejected(RunPython("py_ptr_cache", R"(import torch
 _cache = {}

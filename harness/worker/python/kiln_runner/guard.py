@@ -147,6 +147,19 @@ class Guard:
                 continue
             if bool(torch.equal(self._samples(flat), poisoned)):
                 name = names[j] if j < len(names) else str(j)
+                # Still the poison once ctx->stream is done. Work the solution left on a stream
+                # kiln's never waits for (a side stream reusing the block the caching allocator
+                # gave back) may not have written it yet: wait for the whole device, then look
+                # again. Only this path waits, so honest calls cost nothing more.
+                if value.is_cuda:  # torch's own, captured before the solution was imported
+                    self.watched["torch.cuda.synchronize"](value.device)
+                if value.is_cuda and not bool(torch.equal(self._samples(flat), poisoned)):
+                    raise Refusal(REJECTED, f"integrity.work_after_return: output '{name}' was "
+                                            f"still being written after the call returned and "
+                                            f"kiln's stream was idle: the solution left work on a "
+                                            f"stream kiln's stream never waits for; join it "
+                                            f"(torch.cuda.current_stream().wait_stream(s)) "
+                                            f"before returning")
                 raise Refusal(REJECTED, f"integrity.output_caching: output '{name}' is the tensor "
                                         f"an earlier call returned, untouched since kiln "
                                         f"collected it: the solution replays a cached output "
