@@ -5,7 +5,9 @@ One run on one GPU, in alternating rounds. Each round:
 
   kiln      `kiln submit --mode official` of a CUDA, a Triton and a plain-torch RMSNorm
             (tests/gpu/solutions/rmsnorm_h4096_{tuned,triton,torch}) on the flashinfer-trace
-            rmsnorm_h4096 at the batches below; latency_ms per workload.
+            rmsnorm_h4096 at the batches below, and of a Triton GEMM
+            (gemm_n4096_k4096_triton) on gemm_n4096_k4096 at the M below; latency_ms per
+            workload.
   direct    the same solutions called here on torch tensors (the CUDA one through the kiln ABI,
             tests/gpu/kiln_ctypes.py), timed by torch.profiler (CUPTI): per call, last kernel end -
             first kernel start of the call's kernels; 3 trials of 10 warm-up and 50 timed calls,
@@ -22,7 +24,8 @@ With --compare-bundle, a second build's harness is submitted to in the same roun
 `base`), so two builds are compared side by side in one run.
 
   python3 tests/perf/gpu_flush_fidelity.py BUNDLE_DIR OUT_DIR DATASET_DIR [--rounds 3]
-      [--budget-s 300] [--batches 14418,8804] [--compare-bundle OTHER_BUNDLE_DIR]
+      [--budget-s 300] [--batches 14418,8804] [--gemm-m 256,8192]
+      [--compare-bundle OTHER_BUNDLE_DIR]
 
 OUT_DIR gets report.md, fidelity.json and details/.
 """
@@ -42,7 +45,13 @@ import gpu_timing_agreement as agreement  # noqa: E402
 import kiln_ctypes  # noqa: E402
 import python_solutions as suite  # noqa: E402
 
-SOLUTIONS = ["rmsnorm_h4096_tuned", "rmsnorm_h4096_triton", "rmsnorm_h4096_torch"]
+SOLUTIONS = ["rmsnorm_h4096_tuned", "rmsnorm_h4096_triton", "rmsnorm_h4096_torch",
+             "gemm_n4096_k4096_triton"]
+# solution -> (definition, the workload axis the sizes are of)
+CASES = {"rmsnorm_h4096_tuned": ("rmsnorm_h4096", "batch_size"),
+         "rmsnorm_h4096_triton": ("rmsnorm_h4096", "batch_size"),
+         "rmsnorm_h4096_torch": ("rmsnorm_h4096", "batch_size"),
+         "gemm_n4096_k4096_triton": ("gemm_n4096_k4096", "M")}
 VARIANTS = ["zero_", "memset", "memset+reset"]
 
 
@@ -122,9 +131,26 @@ def direct_trial(torch, call, flush, variant, trace_path, warmup=10, iters=50):
     return statistics.median(spans) / 1000.0
 
 
+def load_module(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "direct_" + name, os.path.join(HERE, "..", "gpu", "solutions", name, "kernel.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_gemm_call(torch, m):
+    """The Triton GEMM C = A B^T on fresh randn inputs of M = m rows."""
+    a = torch.randn(m, 4096, dtype=torch.float16, device="cuda")
+    b = torch.randn(4096, 4096, dtype=torch.float16, device="cuda")
+    c = torch.empty(m, 4096, dtype=torch.float16, device="cuda")
+    module = load_module("gemm_n4096_k4096_triton")
+    return {"gemm_n4096_k4096_triton": lambda: module.run(a, b, c)}, (a, b, c)
+
+
 def make_calls(torch, batch, cuda_so):
     """{solution: zero-argument call} on fresh randn inputs of `batch` rows."""
-    import importlib.util
     x = torch.randn(batch, 4096, dtype=torch.bfloat16, device="cuda")
     w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
     y = torch.empty_like(x)
@@ -133,10 +159,7 @@ def make_calls(torch, batch, cuda_so):
     calls["rmsnorm_h4096_tuned"] = kiln_ctypes.SolutionCall(
         torch, cuda_so, [x, w, y], ["bfloat16"] * 3, stream)
     for name in ("rmsnorm_h4096_triton", "rmsnorm_h4096_torch"):
-        spec = importlib.util.spec_from_file_location(
-            "direct_" + name, os.path.join(HERE, "..", "gpu", "solutions", name, "kernel.py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_module(name)
         if name.endswith("triton"):
             calls[name] = (lambda m: lambda: m.run(x, w, y))(module)
         else:
@@ -152,6 +175,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget-s", type=float, default=300)
     parser.add_argument("--batches", default="14418,8804")
+    parser.add_argument("--gemm-m", default="256,8192",
+                        help="M of the Triton GEMM's workloads; empty: no GEMM")
     parser.add_argument("--compare-bundle", default="")
     opts = parser.parse_args()
     budget = agreement.Budget(opts.budget_s)
@@ -161,13 +186,28 @@ def main():
     os.makedirs(details, exist_ok=True)
     os.makedirs(work, exist_ok=True)
     batches = [int(b) for b in opts.batches.split(",")]
-    with open(suite.find_file(opts.dataset, "rmsnorm_h4096.jsonl")) as f:
-        lines = [line for line in f.read().splitlines() if line.strip()]
-    picked = [line for line in lines
-              if json.loads(line)["workload"]["axes"].get("batch_size") in batches]
-    jsonl = os.path.join(work, "w.jsonl")
-    with open(jsonl, "w") as f:
-        f.write("\n".join(picked) + "\n")
+    gemm_ms = [int(m) for m in opts.gemm_m.split(",") if m.strip()]
+    sizes = {"rmsnorm_h4096": batches, "gemm_n4096_k4096": gemm_ms}
+    solutions = [sol for sol in SOLUTIONS if sizes[CASES[sol][0]]]
+    jsonls = {}  # definition -> the picked workloads' file
+    for definition, wanted in sizes.items():
+        if not wanted:
+            continue
+        axis = "batch_size" if definition == "rmsnorm_h4096" else "M"
+        with open(suite.find_file(opts.dataset, definition + ".jsonl")) as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+        picked, seen = [], set()
+        for line in lines:
+            size = json.loads(line)["workload"]["axes"].get(axis)
+            if size in wanted and size not in seen:
+                seen.add(size)
+                picked.append(line)
+        if seen != set(wanted):
+            raise SystemExit(f"{definition}: no workload with {axis} "
+                             f"{sorted(set(wanted) - seen)} in the dataset")
+        jsonls[definition] = os.path.join(work, definition + ".jsonl")
+        with open(jsonls[definition], "w") as f:
+            f.write("\n".join(picked) + "\n")
 
     import torch
     bundle = os.path.abspath(opts.bundle)
@@ -193,11 +233,12 @@ def main():
     notes = []
     try:
         for label, harness in harnesses.items():
-            rc, _ = harness.kiln(["defs", "add",
-                                  suite.find_file(opts.dataset, "rmsnorm_h4096.json"),
-                                  "--workloads", jsonl], "defs_add", 300)
-            if rc != 0:
-                raise RuntimeError(f"defs add failed on {label} ({rc})")
+            for definition, jsonl in jsonls.items():
+                rc, _ = harness.kiln(["defs", "add",
+                                      suite.find_file(opts.dataset, definition + ".json"),
+                                      "--workloads", jsonl], "defs_add_" + definition, 300)
+                if rc != 0:
+                    raise RuntimeError(f"defs add {definition} failed on {label} ({rc})")
         ok, log = kiln_ctypes.finish_compile(proc, cuda_so, 120)
         if not ok:
             raise RuntimeError("nvcc failed: " + log[-300:])
@@ -212,12 +253,14 @@ def main():
             order = list(harnesses.items())
             if r % 2:
                 order.reverse()
-            for solution in SOLUTIONS:
+            for solution in solutions:
+                definition, axis = CASES[solution]
                 for label, harness in order:
-                    rc, wall, doc, _ = suite.submit(harness, solution, "rmsnorm_h4096", [],
-                                                    jsonl, f"r{r}_{label}_{solution}", budget)
+                    rc, wall, doc, _ = suite.submit(harness, solution, definition, [],
+                                                    jsonls[definition],
+                                                    f"r{r}_{label}_{solution}", budget)
                     for t in doc.get("traces", []):
-                        batch = t["workload"]["axes"]["batch_size"]
+                        batch = t["workload"]["axes"][axis]
                         e = t.get("evaluation") or {}
                         lat = (e.get("performance") or {}).get("latency_ms")
                         if e.get("status") != "PASSED" or lat is None:
@@ -226,9 +269,11 @@ def main():
                             continue
                         kiln_ms.setdefault(f"{label}|{solution}|{batch}", []).append(lat)
                     print(f"round {r} {label} {solution}: {wall:.1f} s", flush=True)
-            for batch in batches:
-                calls, keep = make_calls(torch, batch, cuda_so)
-                for solution in SOLUTIONS:
+            direct_sets = [(b, lambda b=b: make_calls(torch, b, cuda_so)) for b in batches]
+            direct_sets += [(m, lambda m=m: make_gemm_call(torch, m)) for m in gemm_ms]
+            for batch, make in direct_sets:
+                calls, keep = make()
+                for solution in calls:
                     order = VARIANTS[r % 3:] + VARIANTS[:r % 3]
                     for variant in order:
                         try:
@@ -251,7 +296,7 @@ def main():
     with open(os.path.join(out, "fidelity.json"), "w") as f:
         json.dump({"kiln_ms": kiln_ms, "direct_ms": direct_ms, "notes": notes}, f, indent=1)
     labels = [label for label, _ in builds]
-    rows = ["| solution | batch | " + " | ".join(f"{lb} ms" for lb in labels) + " | " +
+    rows = ["| solution | batch or M | " + " | ".join(f"{lb} ms" for lb in labels) + " | " +
             " | ".join(f"{v} ms" for v in VARIANTS) + " | " +
             " | ".join(f"{lb} vs zero_" for lb in labels) +
             " | memset vs zero_ | memset+reset vs zero_ |",
@@ -262,8 +307,8 @@ def main():
 
     def pct(a, b):
         return f"{(a - b) / b * 100:+.2f} %" if a == a and b == b and b else "—"
-    for solution in SOLUTIONS:
-        for batch in batches:
+    for solution in solutions:
+        for batch in sizes[CASES[solution][0]]:
             k = {lb: kiln_ms.get(f"{lb}|{solution}|{batch}", []) for lb in labels}
             d = {v: direct_ms.get(f"{solution}|{batch}|{v}", []) for v in VARIANTS}
             z = mean(d["zero_"])
