@@ -2,9 +2,9 @@
 # Installs what kiln needs from Debian 12 packages (only what is missing) and builds kiln into
 # build/. Safe to run again: a no-op install and an incremental build.
 #   bash deploy/setup.sh          everything, the tests included
-#   bash deploy/setup.sh --demo   only the programs (kiln, kiln-harness, kiln-worker,
-#                                 kiln-controller, the Python runner's library) and only the
-#                                 packages they and the demo need; no test program
+#   bash deploy/setup.sh --demo   only what the demo runs and a node serves (kiln, kiln-harness,
+#                                 kiln-worker, the Python runner's library) and only the packages
+#                                 they need; no kiln-controller, no test program
 set -euo pipefail
 demo=0
 case "${1:-}" in
@@ -55,7 +55,7 @@ jobs="${KILN_BUILD_JOBS:-$(nproc)}"
 targets=()
 tests=ON
 if ((demo)); then
-  targets=(--target kiln kiln-harness kiln-worker kiln-controller kiln_worker_python)
+  targets=(--target kiln kiln-harness kiln-worker kiln_worker_python)
   # The tests' CMake needs their packages; the programs do not. A later full setup turns it on.
   [[ -f "$root/build/CMakeCache.txt" ]] && grep -q '^KILN_BUILD_TESTS:BOOL=ON' \
     "$root/build/CMakeCache.txt" || tests=OFF
