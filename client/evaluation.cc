@@ -97,6 +97,7 @@ StreamedRuns ReadRunEvents(
       if (traces.count(run.run_id()) == 0) streamed.run_ids.push_back(run.run_id());
       // A final run without traces (a server that streamed them already) gets the streamed ones.
       if (run.traces().empty()) *run.mutable_traces() = traces[run.run_id()];
+      streamed.last_final = run.run_id();
       streamed.runs[run.run_id()] = std::move(run);
     }
   }
@@ -157,7 +158,11 @@ EvaluationOutcome StreamProfile(Connection& connection, const v1::ProfileRequest
 EvaluationOutcome OneRun(StreamedRuns streamed) {
   EvaluationOutcome outcome;
   outcome.status = streamed.status;
-  if (!streamed.run_ids.empty()) outcome.run_id = streamed.run_ids.front();
+  if (!streamed.last_final.empty()) {
+    outcome.run_id = streamed.last_final;
+  } else if (!streamed.run_ids.empty()) {
+    outcome.run_id = streamed.run_ids.front();
+  }
   if (auto it = streamed.runs.find(outcome.run_id); it != streamed.runs.end()) {
     outcome.run = std::move(it->second);
   }

@@ -23,6 +23,9 @@ namespace kiln::cli {
 struct StreamedRuns {
   std::vector<std::string> run_ids;
   std::map<std::string, v1::Run> runs;  // final runs, by id
+  // The id of the last final run streamed: a one-run call's verdict. Through the controller a
+  // run lost with its harness is evaluated again, so the stream admits more than one run.
+  std::string last_final;
   grpc::Status status;                  // how the call ended
 };
 

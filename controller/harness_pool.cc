@@ -107,9 +107,67 @@ const char* HarnessStateName(HarnessState state) {
   return "suspect";
 }
 
-void HarnessPool::Prepare(grpc::ClientContext* context, double seconds) const {
+void HarnessPool::Prepare(grpc::ClientContext* context, double seconds,
+                          const std::string& authorization) const {
   Deadline(context, seconds);
-  if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+  if (!authorization.empty()) {
+    context->AddMetadata("authorization", authorization);
+  } else if (!token_.empty()) {
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+  }
+}
+
+void HarnessPool::PrepareCall(grpc::ClientContext* context, double seconds,
+                              const std::string& authorization) const {
+  Prepare(context, seconds, authorization);
+}
+
+std::vector<std::string> HarnessPool::Healthy(double wait_s) const {
+  std::vector<std::pair<int, std::string>> loads;
+  {
+    const auto deadline = std::chrono::steady_clock::now() + Ms(wait_s);
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      for (const auto& node : nodes_) {
+        if (node->health.state != HarnessState::kHealthy) continue;
+        loads.emplace_back(
+            node->health.queue_depth + node->health.running + node->health.in_flight,
+            node->address);
+      }
+      if (!loads.empty() || stopping_ || std::chrono::steady_clock::now() >= deadline) break;
+      changed_.wait_until(lock, deadline);
+    }
+  }
+  std::stable_sort(loads.begin(), loads.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (auto& [load, address] : loads) out.push_back(std::move(address));
+  return out;
+}
+
+v1::Harness::Stub* HarnessPool::StubOf(const std::string& address) {
+  Node* node = Find(address);
+  return node == nullptr ? nullptr : node->stub.get();
+}
+
+void HarnessPool::ReportBroken(const std::string& address, const std::string& error) {
+  if (Node* node = Find(address); node != nullptr) MarkBroken(node, error);
+}
+
+void HarnessPool::RememberDefinition(const v1::PutDefinitionRequest& request,
+                                     const std::vector<std::string>& registered_on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string& name = request.definition().name();
+  definitions_[name] = request;
+  for (auto& node : nodes_) {
+    const bool took = std::find(registered_on.begin(), registered_on.end(), node->address) !=
+                      registered_on.end();
+    if (took) {
+      node->registered.insert(name);
+    } else {
+      node->registered.erase(name);
+    }
+  }
 }
 
 HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string token,
@@ -354,7 +412,7 @@ AttemptEnd HarnessPool::EvaluateOn(Node* node, const OpenRunStream& open,
   AttemptEnd end;
   end.harness = node->address;
   grpc::ClientContext context;
-  Prepare(&context, 6 * 3600);
+  Prepare(&context, 6 * 3600, observer.authorization);
   std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader = open(*node->stub, &context);
   std::atomic<bool> done{false};
   std::atomic<bool> abandoned{false};
@@ -383,6 +441,7 @@ AttemptEnd HarnessPool::EvaluateOn(Node* node, const OpenRunStream& open,
       if (observer.admitted) observer.admitted(node->address, end.run_id);
     }
     if (event.has_run()) run = event.run();
+    if (observer.event) observer.event(node->address, event);
   }
   grpc::Status status = reader->Finish();
   done.store(true);
@@ -437,13 +496,14 @@ absl::StatusOr<HarnessRun> HarnessPool::Evaluate(const v1::EvaluateRequest& requ
 
 absl::StatusOr<HarnessRun> HarnessPool::Profile(const v1::ProfileRequest& request,
                                                 const std::string& backend,
-                                                const std::atomic<bool>& cancelled) {
+                                                const std::atomic<bool>& cancelled,
+                                                const AttemptObserver& observer) {
   return RunOnPool(
       request.definition(),
       [&request](v1::Harness::Stub& stub, grpc::ClientContext* context) {
         return stub.Profile(context, request);
       },
-      backend, AttemptObserver{}, cancelled, /*max_attempts=*/1);
+      backend, observer, cancelled, /*max_attempts=*/1);
 }
 
 absl::StatusOr<HarnessRun> HarnessPool::RunOnPool(const std::string& definition,

@@ -71,6 +71,11 @@ struct AttemptObserver {
   // A harness admitted the run (called before it finishes, so it can be recorded).
   std::function<void(const std::string& harness, const std::string& run_id)> admitted;
   std::function<void(const AttemptEnd&)> ended;
+  // Every event a harness streams, as it comes (the fleet front door forwards them).
+  std::function<void(const std::string& harness, const v1::EvaluateEvent& event)> event;
+  // The call's authorization metadata, sent instead of the pool's token when not empty: the
+  // front door calls a harness as its own caller, so the run is that principal's.
+  std::string authorization;
 };
 
 class HarnessPool {
@@ -116,7 +121,35 @@ class HarnessPool {
   // A profile (Profile RPC) on the best healthy harness for `backend`, one attempt: a profile
   // that cannot be taken is evidence missing, not worth another harness's device time.
   absl::StatusOr<HarnessRun> Profile(const v1::ProfileRequest& request, const std::string& backend,
-                                     const std::atomic<bool>& cancelled);
+                                     const std::atomic<bool>& cancelled,
+                                     const AttemptObserver& observer = {});
+
+  // Starts a call that streams run events (Evaluate, EvaluateBatch, Profile) on `context`.
+  using OpenRunStream = std::function<std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>>(
+      v1::Harness::Stub& stub, grpc::ClientContext* context)>;
+  // Evaluate's retries over the pool for any call that streams runs: `definition` is registered
+  // first where the pool knows it; the result is the last run streamed.
+  absl::StatusOr<HarnessRun> RunOnPool(const std::string& definition, const OpenRunStream& open,
+                                       const std::string& backend,
+                                       const AttemptObserver& observer,
+                                       const std::atomic<bool>& cancelled, int max_attempts);
+
+  // For calls that go to one harness as they are (the fleet front door's unary calls):
+  // the harnesses that answered their last probe, least loaded first, waiting up to `wait_s`
+  // for one when none has (a pool just started has probed none yet);
+  std::vector<std::string> Healthy(double wait_s = 0) const;
+  // the stub of a configured harness (null when `address` is not one), valid as long as the pool;
+  v1::Harness::Stub* StubOf(const std::string& address);
+  // the deadline and `authorization` (else the pool's token) on `context`;
+  void PrepareCall(grpc::ClientContext* context, double seconds,
+                   const std::string& authorization) const;
+  // a call to `address` broke on the way: suspect until it answers a probe.
+  void ReportBroken(const std::string& address, const std::string& error);
+  // Remembers a definition registered on every healthy harness by a caller (PutDefinition through
+  // the front door), so that a harness that comes back or joins later takes it before any run:
+  // `registered_on` took it already.
+  void RememberDefinition(const v1::PutDefinitionRequest& request,
+                          const std::vector<std::string>& registered_on);
 
   // Waits for a run admitted before a restart; NOT_FOUND or UNAVAILABLE when it cannot be
   // followed there (the caller then evaluates afresh).
@@ -146,27 +179,20 @@ class HarnessPool {
   absl::StatusOr<Node*> WaitForNode(const std::string& backend, const std::atomic<bool>& cancelled);
   // PutDefinition of the request's definition on `node` unless it took it since it last came up.
   absl::Status EnsureDefinition(Node* node, const std::string& definition);
-  // Starts a call that streams one run's events (Evaluate, Profile) on `context`.
-  using OpenRunStream = std::function<std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>>(
-      v1::Harness::Stub& stub, grpc::ClientContext* context)>;
-  // Evaluate's retries over the pool for any one-run call.
-  absl::StatusOr<HarnessRun> RunOnPool(const std::string& definition, const OpenRunStream& open,
-                                       const std::string& backend,
-                                       const AttemptObserver& observer,
-                                       const std::atomic<bool>& cancelled, int max_attempts);
   // One attempt on `node`.
   AttemptEnd EvaluateOn(Node* node, const OpenRunStream& open, const AttemptObserver& observer,
                         const std::atomic<bool>& cancelled, absl::StatusOr<v1::Run>* result);
   Node* Find(const std::string& address);
 
-  // Sets the deadline and the bearer token on `context`.
-  void Prepare(grpc::ClientContext* context, double seconds) const;
+  // Sets the deadline and the bearer token (or `authorization`, when given) on `context`.
+  void Prepare(grpc::ClientContext* context, double seconds,
+               const std::string& authorization = "") const;
 
   std::vector<std::string> addresses_;
   std::string token_;
   PoolOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable changed_;  // a state changed, or the pool is stopping
+  mutable std::condition_variable changed_;  // a state changed, or the pool is stopping
   bool stopping_ = false;
   std::mutex listener_mu_;  // held while the listener runs
   std::function<void(const HarnessHealth&)> listener_;

@@ -5,6 +5,8 @@
 //                   [--harness-tls-ca FILE [--harness-tls-cert FILE --harness-tls-key FILE]]
 //                   [--harness-probe-s S] [--harness-gone-s S] [--harness-wait-s S]
 //
+// The same port serves kiln.v1.Harness for the whole fleet (controller/fleet/fleet_service.h):
+// `kiln --server CONTROLLER submit ...` evaluates on whichever harness is free.
 // Prints "kiln-controller listening on HOST:PORT" once ready and resumes every campaign its
 // archive has as running. SIGTERM or SIGINT stops the campaigns' loops (they stay "running" and
 // resume on the next start) and exits 0. Bad flags or an unusable data dir exit 2.
@@ -28,6 +30,8 @@
 #include "access/server_credentials.h"
 #include "access/token_file.h"
 #include "controller/campaign_archive.h"
+#include "controller/fleet/fleet_service.h"
+#include "controller/fleet/run_index.h"
 #include "controller/controller_service.h"
 #include "controller/harness_pool.h"
 #include "harness/common/files.h"
@@ -175,6 +179,10 @@ int main(int argc, char** argv) {
   if (!archive.ok()) return Fail(std::string(archive.status().message()));
   kiln::controller::HarnessPool pool(addresses, harness_token, *harness_credentials,
                                      pool_options);
+  // The fleet's front door (kiln.v1.Harness on the same port) indexes the runs it sends.
+  auto run_index = kiln::controller::RunIndex::Open(data_dir);
+  if (!run_index.ok()) return Fail(std::string(run_index.status().message()));
+  kiln::controller::FleetService fleet(pool, **run_index, auth);
   kiln::controller::ControllerService service(**archive, pool, data_dir, std::move(auth));
 
   sem_init(&stop_requested, 0, 0);
@@ -191,6 +199,7 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.RegisterService(&service);
+  builder.RegisterService(&fleet);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) return Fail("cannot listen on " + listen);
   std::string host = listen.substr(0, listen.rfind(':'));

@@ -261,7 +261,9 @@ void ProgressPrinter::Print(const v1::Progress& progress) {
     // Messages often restate the stage ("workload 1/3: verifying"); then they replace it.
     text = RunStateName(progress.stage());
     const std::string& message = progress.message();
-    if (message.find(text) != std::string::npos) {
+    // A note with no stage (the controller moving a run to another harness) is its message.
+    if (message.find(text) != std::string::npos ||
+        (progress.stage() == v1::RUN_STATE_UNSPECIFIED && !message.empty())) {
       text = message;
     } else if (!message.empty()) {
       absl::StrAppend(&text, " (", message, ")");

@@ -94,6 +94,14 @@ def check_kubernetes(bin_dir):
     check(("Deployment", "kiln-controller") in kinds, "a Deployment kiln-controller")
     check(("Service", "kiln-harness") in kinds and ("Service", "kiln-controller") in kinds,
           "Services for both")
+    teams = kinds.get(("Service", "kiln"))
+    check(teams is not None and teams["spec"]["selector"] ==
+          kinds[("Deployment", "kiln-controller")]["spec"]["selector"]["matchLabels"],
+          "the teams' Service `kiln` is the controller's front door")
+    ctrl_secrets = [v.get("secret", {}).get("secretName") for v in
+                    kinds[("Deployment", "kiln-controller")]["spec"]["template"]["spec"]["volumes"]]
+    check("kiln-tokens" in ctrl_secrets,
+          "the controller reads the harnesses' tokens Secret (it calls them with its callers' tokens)")
     for d in docs:
         check(d.get("apiVersion") and d.get("metadata", {}).get("name"),
               f"{d.get('kind')} has apiVersion and a name")

@@ -1,0 +1,508 @@
+#include "controller/fleet/fleet_service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/archive/page_token.h"
+
+namespace kiln::controller {
+namespace {
+
+constexpr double kUnaryDeadlineS = 60;
+constexpr int kDefaultListLimit = 50;  // the harness's default page
+// How long a call waits for a healthy harness when none is (the pool probes every harness
+// every --harness-probe-s; a controller just started has heard from none yet).
+constexpr double kHealthyWaitS = 30;
+
+grpc::Status StatusToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+grpc::Status Named(const grpc::Status& s, const std::string& harness) {
+  if (s.ok()) return s;
+  return grpc::Status(s.error_code(), absl::StrCat("harness ", harness, ": ", s.error_message()));
+}
+
+// A call that did not reach the harness or got no answer: the harness, not the request.
+bool Broken(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+grpc::Status NoHarness() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      "kiln-controller: no harness of the fleet is healthy now");
+}
+
+// Sets `cancelled` when the caller goes away, until destroyed.
+class CancelWatch {
+ public:
+  explicit CancelWatch(grpc::ServerContext* context)
+      : thread_([this, context] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            if (context->IsCancelled()) {
+              cancelled.store(true);
+              return;
+            }
+            changed_.wait_for(lock, std::chrono::milliseconds(100));
+          }
+        }) {}
+  ~CancelWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  std::atomic<bool> cancelled{false};
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+v1::ListRunsResponse MergeRunPages(const std::vector<v1::ListRunsResponse>& pages, int limit) {
+  if (limit <= 0) limit = kDefaultListLimit;
+  std::vector<const v1::RunSummary*> all;
+  bool more = false;
+  for (const v1::ListRunsResponse& page : pages) {
+    for (const v1::RunSummary& run : page.runs()) all.push_back(&run);
+    more = more || !page.next_page_token().empty();
+  }
+  std::sort(all.begin(), all.end(), [](const v1::RunSummary* a, const v1::RunSummary* b) {
+    if (a->created_unix_ms() != b->created_unix_ms()) {
+      return a->created_unix_ms() > b->created_unix_ms();
+    }
+    return a->run_id() > b->run_id();
+  });
+  // One run archived on two harnesses (never by kiln itself; a copied archive) is listed once.
+  all.erase(std::unique(all.begin(), all.end(),
+                        [](const v1::RunSummary* a, const v1::RunSummary* b) {
+                          return a->run_id() == b->run_id();
+                        }),
+            all.end());
+  v1::ListRunsResponse merged;
+  const size_t n = std::min(all.size(), static_cast<size_t>(limit));
+  for (size_t i = 0; i < n; ++i) *merged.add_runs() = *all[i];
+  if (n > 0 && (more || all.size() > n)) {
+    const v1::RunSummary& last = *all[n - 1];
+    merged.set_next_page_token(
+        archive::EncodePageToken({last.created_unix_ms(), last.run_id()}));
+  }
+  return merged;
+}
+
+FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth)
+    : pool_(pool), index_(index), auth_(std::move(auth)) {}
+
+absl::StatusOr<std::string> FleetService::Authorize(grpc::ServerContext* context) const {
+  std::optional<std::string> authorization;
+  const auto& metadata = context->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    authorization = std::string(it->second.data(), it->second.size());
+  }
+  if (!auth_.open()) {
+    absl::StatusOr<Principal> caller = auth_.Authenticate(authorization);
+    if (!caller.ok()) {
+      std::fprintf(stderr, "kiln-controller: unauthenticated call from %s: %s\n",
+                   context->peer().c_str(), std::string(caller.status().message()).c_str());
+      return caller.status();
+    }
+  }
+  return authorization.value_or("");
+}
+
+grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
+                                      const std::string& authorization,
+                                      const std::string& definition, const std::string& backend,
+                                      const HarnessPool::OpenRunStream& open, int max_attempts,
+                                      grpc::ServerWriter<v1::EvaluateEvent>* writer) {
+  CancelWatch watch(context);
+  AttemptObserver observer;
+  observer.authorization = authorization;
+  observer.admitted = [this](const std::string& harness, const std::string& run_id) {
+    if (absl::Status s = index_.Record(run_id, harness); !s.ok()) {
+      std::fprintf(stderr, "kiln-controller: run %s on %s not indexed: %s\n", run_id.c_str(),
+                   harness.c_str(), std::string(s.message()).c_str());
+    }
+  };
+  observer.event = [this, writer](const std::string& harness, const v1::EvaluateEvent& event) {
+    // Runs of a batch other than the first are admitted without the pool hearing of them.
+    if (event.has_progress() && !event.progress().run_id().empty()) {
+      (void)index_.Record(event.progress().run_id(), harness);
+    }
+    writer->Write(event);
+  };
+  observer.ended = [writer, max_attempts, attempt = 0](const AttemptEnd& end) mutable {
+    ++attempt;
+    if (end.outcome != "broken" && end.outcome != "interrupted" && end.outcome != "abandoned") {
+      return;
+    }
+    v1::EvaluateEvent note;
+    v1::Progress* progress = note.mutable_progress();
+    progress->set_run_id(end.run_id);
+    progress->set_message(
+        attempt < max_attempts
+            ? absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (",
+                           end.outcome, ": ", end.detail,
+                           "); evaluating it again on another harness")
+            : absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (",
+                           end.outcome, ": ", end.detail, ")"));
+    writer->Write(note);
+  };
+  absl::StatusOr<HarnessRun> run =
+      pool_.RunOnPool(definition, open, backend, observer, watch.cancelled, max_attempts);
+  if (!run.ok()) {
+    if (watch.cancelled.load()) return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
+    return StatusToGrpc(run.status());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FleetService::Evaluate(grpc::ServerContext* context,
+                                    const v1::EvaluateRequest* request,
+                                    grpc::ServerWriter<v1::EvaluateEvent>* writer) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  return StreamRuns(
+      context, *authorization, request->definition(), request->backend(),
+      [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
+        return stub.Evaluate(c, *request);
+      },
+      /*max_attempts=*/3, writer);
+}
+
+grpc::Status FleetService::Profile(grpc::ServerContext* context, const v1::ProfileRequest* request,
+                                   grpc::ServerWriter<v1::EvaluateEvent>* writer) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  // Profiles are taken by Nsight Compute on CUDA harnesses.
+  return StreamRuns(
+      context, *authorization, request->definition(), "cuda",
+      [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
+        return stub.Profile(c, *request);
+      },
+      /*max_attempts=*/1, writer);
+}
+
+grpc::Status FleetService::EvaluateBatch(grpc::ServerContext* context,
+                                         const v1::EvaluateBatchRequest* request,
+                                         grpc::ServerWriter<v1::EvaluateEvent>* writer) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (request->confirm_runs_size() > 0) {
+    // A confirmation evaluates archived runs again: on the harness that holds them.
+    absl::StatusOr<std::string> holder = HarnessOfRun(request->confirm_runs(0), *authorization);
+    if (!holder.ok()) return StatusToGrpc(holder.status());
+    v1::Harness::Stub* stub = pool_.StubOf(*holder);
+    if (stub == nullptr) return NoHarness();
+    grpc::ClientContext call;
+    pool_.PrepareCall(&call, 6 * 3600, *authorization);
+    std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
+        stub->EvaluateBatch(&call, *request);
+    v1::EvaluateEvent event;
+    while (reader->Read(&event)) {
+      if (event.has_progress() && !event.progress().run_id().empty()) {
+        (void)index_.Record(event.progress().run_id(), *holder);
+      }
+      if (context->IsCancelled()) call.TryCancel();
+      writer->Write(event);
+    }
+    return Named(reader->Finish(), *holder);
+  }
+  // A batch stays on one harness: retried elsewhere, runs that finished would be evaluated twice.
+  return StreamRuns(
+      context, *authorization, request->request().definition(), request->request().backend(),
+      [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
+        return stub.EvaluateBatch(c, *request);
+      },
+      /*max_attempts=*/1, writer);
+}
+
+absl::StatusOr<std::string> FleetService::HarnessOfRun(const std::string& run_id,
+                                                       const std::string& authorization) {
+  absl::StatusOr<std::optional<std::string>> indexed = index_.HarnessOf(run_id);
+  if (!indexed.ok()) return indexed.status();
+  if (indexed->has_value() && pool_.StubOf(**indexed) != nullptr) return **indexed;
+  for (const std::string& address : pool_.Healthy(kHealthyWaitS)) {
+    grpc::ClientContext call;
+    pool_.PrepareCall(&call, kUnaryDeadlineS, authorization);
+    v1::GetRunRequest get;
+    get.set_run_id(run_id);
+    v1::Run run;
+    grpc::Status s = pool_.StubOf(address)->GetRun(&call, get, &run);
+    if (s.ok()) {
+      (void)index_.Record(run.run_id(), address);
+      return address;
+    }
+    if (Broken(s)) pool_.ReportBroken(address, s.error_message());
+  }
+  return absl::NotFoundError(
+      absl::StrCat("run ", run_id, " is on no healthy harness of the fleet"));
+}
+
+template <typename Request, typename Response, typename Method>
+grpc::Status FleetService::Forward(grpc::ServerContext* context, const std::string& address,
+                                   const Request& request, Response* response, Method method) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  std::vector<std::string> candidates;
+  if (address.empty()) {
+    candidates = pool_.Healthy(kHealthyWaitS);
+  } else {
+    candidates.push_back(address);
+  }
+  if (candidates.empty()) return NoHarness();
+  grpc::Status last = NoHarness();
+  for (const std::string& target : candidates) {
+    v1::Harness::Stub* stub = pool_.StubOf(target);
+    if (stub == nullptr) continue;
+    grpc::ClientContext call;
+    pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+    grpc::Status s = method(*stub, &call, request, response);
+    if (!Broken(s)) return Named(s, target);
+    // The harness, not the request: another healthy one may answer.
+    pool_.ReportBroken(target, s.error_message());
+    last = Named(s, target);
+  }
+  return last;
+}
+
+template <typename Request, typename Response, typename Method>
+grpc::Status FleetService::Broadcast(grpc::ServerContext* context, const Request& request,
+                                     Response* response, Method method,
+                                     std::vector<std::string>* took) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
+  if (targets.empty()) return NoHarness();
+  std::vector<grpc::Status> results(targets.size());
+  std::vector<Response> answers(targets.size());
+  std::vector<std::thread> calls;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    calls.emplace_back([&, i] {
+      grpc::ClientContext call;
+      pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &answers[i]);
+    });
+  }
+  for (std::thread& t : calls) t.join();
+  std::vector<std::string> refused;
+  grpc::Status first_refusal;
+  int answered = -1;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (results[i].ok()) {
+      if (answered < 0) answered = static_cast<int>(i);
+      if (took != nullptr) took->push_back(targets[i]);
+    } else if (Broken(results[i])) {
+      pool_.ReportBroken(targets[i], results[i].error_message());
+    } else {
+      if (refused.empty()) first_refusal = Named(results[i], targets[i]);
+      refused.push_back(targets[i]);
+    }
+  }
+  // A refusal (a bad request, a role) is the caller's answer, whatever the other harnesses said.
+  if (!refused.empty()) return first_refusal;
+  if (answered < 0) return Named(results[0], targets[0]);
+  *response = std::move(answers[answered]);
+  return grpc::Status::OK;
+}
+
+grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
+                                  v1::Run* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
+  if (!holder.ok()) return StatusToGrpc(holder.status());
+  return Forward(context, *holder, *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetRunRequest& r,
+                    v1::Run* o) { return s.GetRun(c, r, o); });
+}
+
+grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
+                                        const v1::DesignateRunRequest* request,
+                                        v1::DesignateRunResponse* response) {
+  if (request->clear()) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "kiln-controller: clearing a designation is not served through the "
+                        "controller yet; ask the harness that holds the designated run");
+  }
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
+  if (!holder.ok()) return StatusToGrpc(holder.status());
+  return Forward(context, *holder, *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
+                    const v1::DesignateRunRequest& r,
+                    v1::DesignateRunResponse* o) { return s.DesignateRun(c, r, o); });
+}
+
+grpc::Status FleetService::GetArtifact(grpc::ServerContext* context,
+                                       const v1::GetArtifactRequest* request,
+                                       v1::Artifact* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  // Artifacts are named by their content only: the first harness that has it.
+  grpc::Status last = NoHarness();
+  for (const std::string& address : pool_.Healthy(kHealthyWaitS)) {
+    grpc::ClientContext call;
+    pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+    grpc::Status s = pool_.StubOf(address)->GetArtifact(&call, *request, response);
+    if (s.ok()) return s;
+    if (Broken(s)) pool_.ReportBroken(address, s.error_message());
+    last = Named(s, address);
+    if (s.error_code() != grpc::StatusCode::NOT_FOUND && !Broken(s)) return last;
+  }
+  return last;
+}
+
+grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
+                                    const v1::ListRunsRequest* request,
+                                    v1::ListRunsResponse* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
+  if (targets.empty()) return NoHarness();
+  std::vector<grpc::Status> results(targets.size());
+  std::vector<v1::ListRunsResponse> pages(targets.size());
+  std::vector<std::thread> calls;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    calls.emplace_back([&, i] {
+      grpc::ClientContext call;
+      pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+      results[i] = pool_.StubOf(targets[i])->ListRuns(&call, *request, &pages[i]);
+    });
+  }
+  for (std::thread& t : calls) t.join();
+  std::vector<v1::ListRunsResponse> answered;
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (results[i].ok()) {
+      answered.push_back(std::move(pages[i]));
+      continue;
+    }
+    // The request itself refused (a malformed page token, a limit out of range): the answer.
+    if (!Broken(results[i])) return Named(results[i], targets[i]);
+    pool_.ReportBroken(targets[i], results[i].error_message());
+    missing.push_back(targets[i]);
+  }
+  // A listing that leaves out a harness's runs without saying so would be wrong.
+  if (!missing.empty()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("kiln-controller: harness ", absl::StrJoin(missing, ", "),
+                                     " did not answer; its runs cannot be listed now"));
+  }
+  *response = MergeRunPages(answered, request->limit());
+  return grpc::Status::OK;
+}
+
+grpc::Status FleetService::PutDefinition(grpc::ServerContext* context,
+                                         const v1::PutDefinitionRequest* request,
+                                         v1::PutDefinitionResponse* response) {
+  std::vector<std::string> took;
+  grpc::Status s = Broadcast(
+      context, *request, response,
+      [](v1::Harness::Stub& st, grpc::ClientContext* c, const v1::PutDefinitionRequest& r,
+         v1::PutDefinitionResponse* o) { return st.PutDefinition(c, r, o); },
+      &took);
+  if (s.ok()) pool_.RememberDefinition(*request, took);
+  return s;
+}
+
+grpc::Status FleetService::SetDefinitionSettings(grpc::ServerContext* context,
+                                                 const v1::SetDefinitionSettingsRequest* request,
+                                                 v1::DefinitionDetail* response) {
+  return Broadcast(context, *request, response,
+                   [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                      const v1::SetDefinitionSettingsRequest& r,
+                      v1::DefinitionDetail* o) { return st.SetDefinitionSettings(c, r, o); });
+}
+
+grpc::Status FleetService::PutSolution(grpc::ServerContext* context,
+                                       const v1::PutSolutionRequest* request,
+                                       v1::PutSolutionResponse* response) {
+  return Broadcast(context, *request, response,
+                   [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                      const v1::PutSolutionRequest& r,
+                      v1::PutSolutionResponse* o) { return st.PutSolution(c, r, o); });
+}
+
+grpc::Status FleetService::ListDefinitions(grpc::ServerContext* context,
+                                           const v1::ListDefinitionsRequest* request,
+                                           v1::ListDefinitionsResponse* response) {
+  return Forward(context, "", *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
+                    const v1::ListDefinitionsRequest& r,
+                    v1::ListDefinitionsResponse* o) { return s.ListDefinitions(c, r, o); });
+}
+
+grpc::Status FleetService::GetDefinition(grpc::ServerContext* context,
+                                         const v1::GetDefinitionRequest* request,
+                                         v1::DefinitionDetail* response) {
+  return Forward(context, "", *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
+                    const v1::GetDefinitionRequest& r,
+                    v1::DefinitionDetail* o) { return s.GetDefinition(c, r, o); });
+}
+
+grpc::Status FleetService::ListSolutions(grpc::ServerContext* context,
+                                         const v1::ListSolutionsRequest* request,
+                                         v1::ListSolutionsResponse* response) {
+  return Forward(context, "", *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
+                    const v1::ListSolutionsRequest& r,
+                    v1::ListSolutionsResponse* o) { return s.ListSolutions(c, r, o); });
+}
+
+grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
+                                       const v1::GetNodeInfoRequest* request,
+                                       v1::NodeInfo* response) {
+  return Forward(context, "", *request, response,
+                 [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetNodeInfoRequest& r,
+                    v1::NodeInfo* o) { return s.GetNodeInfo(c, r, o); });
+}
+
+grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
+                                          const v1::LeaderboardRequest* request,
+                                          v1::Leaderboard* response) {
+  (void)request;
+  (void)response;
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                      absl::StrCat("kiln-controller: the fleet leaderboard is not served yet; ask "
+                                   "a harness (--server ",
+                                   absl::StrJoin(pool_.addresses(), " or --server "), ")"));
+}
+
+grpc::Status FleetService::PutBlob(grpc::ServerContext* context,
+                                   grpc::ServerReader<v1::PutBlobChunk>* reader,
+                                   v1::PutBlobResponse* response) {
+  (void)reader;
+  (void)response;
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                      absl::StrCat("kiln-controller: blobs (workloads with large inputs) are not "
+                                   "taken through the controller yet; upload to each harness "
+                                   "(--server ",
+                                   absl::StrJoin(pool_.addresses(), " or --server "), ")"));
+}
+
+}  // namespace kiln::controller

@@ -1,0 +1,167 @@
+// The controller as the fleet's front door (controller/fleet/fleet_service.h): real kiln-harness
+// processes (host backend) behind one kiln-controller, and the real kiln CLI pointed at the
+// controller with --server.
+#include <catch2/catch.hpp>
+#include <climits>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/controller_instance.h"
+#include "tests/integration/harness_instance.h"
+#include "tests/integration/subprocess.h"
+
+namespace kiln::testing {
+namespace {
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+Json ParseOut(const Completed& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  return j;
+}
+
+// The definition and its one workload, registered through the controller on every harness by
+// the first submission.
+Completed SubmitFile(const std::string& server) {
+  return Kiln({"--server", server, "submit", "--definition", DataPath("scale_add_f32.json"),
+               "--workloads", DataPath("scale_add_f32_single.jsonl"), "--solution",
+               DataPath("solutions/correct.json"), "--json"},
+              300);
+}
+
+Completed SubmitByName(const std::string& server) {
+  return Kiln({"--server", server, "submit", "--definition", "scale_add_f32", "--solution",
+               DataPath("solutions/correct.json"), "--json"},
+              300);
+}
+
+}  // namespace
+
+TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harness killed "
+          "mid-run, 20 verdicts, every run found through the controller") {
+  ScratchDir dir_a, dir_b, dir_c, controller_dir;
+  AdoptOrphans();
+  HarnessInstance a(dir_a.path(), {"--backend", "host"});
+  HarnessInstance b(dir_b.path(), {"--backend", "host"});
+  HarnessInstance c(dir_c.path(), {"--backend", "host"});
+  // A harness's first GetNodeInfo probes its toolchains (seconds on a busy machine): done here,
+  // so that the controller's probes find all three healthy at once.
+  for (HarnessInstance* h : {&a, &b, &c}) REQUIRE(h->Kiln({"node"}).exit_code == 0);
+  ControllerInstance controller(controller_dir.path(),
+                                a.address() + "," + b.address() + "," + c.address());
+  const std::string server = controller.address();
+
+  // The first submission registers the definition on all three harnesses through the controller.
+  Completed first = SubmitFile(server);
+  INFO(first.Describe());
+  REQUIRE(first.exit_code == 0);
+  CHECK(ParseOut(first)["status"] == "PASSED");
+  for (HarnessInstance* h : {&a, &b, &c}) {
+    Completed defs = h->Kiln({"defs", "list"});
+    CHECK(Contains(defs.out, "scale_add_f32"));
+  }
+
+  // 4 clients x 5 submissions at once; a harness is killed while it holds a run.
+  constexpr int kClients = 4, kEach = 5;
+  std::vector<Completed> results(kClients * kEach);
+  std::vector<std::thread> clients;
+  for (int client = 0; client < kClients; ++client) {
+    clients.emplace_back([&, client] {
+      for (int i = 0; i < kEach; ++i) results[client * kEach + i] = SubmitByName(server);
+    });
+  }
+  const std::string indexed = "SELECT COUNT(*) FROM fleet_runs";
+  const int64_t before = Count(controller.db(), indexed);
+  double deadline = NowSeconds() + 120;
+  while (NowSeconds() < deadline && Count(controller.db(), indexed) < before + 5) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // The harness of the run admitted last: it is evaluating it now.
+  auto last = Query(controller.db(),
+                    "SELECT harness, run_id FROM fleet_runs ORDER BY recorded_unix_ms DESC, "
+                    "rowid DESC LIMIT 1");
+  REQUIRE(last.size() == 1);
+  const std::string killed = last[0][0];
+  const std::string lost_run = last[0][1];
+  HarnessInstance* victim = killed == a.address() ? &a : killed == b.address() ? &b : &c;
+  victim->Kill();
+  for (std::thread& t : clients) t.join();
+  KillOrphans();
+
+  std::set<std::string> run_ids;
+  int retried = 0;
+  for (const Completed& r : results) {
+    INFO(r.Describe());
+    REQUIRE(r.exit_code == 0);
+    Json j = ParseOut(r);
+    CHECK(j["status"] == "PASSED");
+    run_ids.insert(j["run_id"].get<std::string>());
+    if (Contains(r.err, "lost the run")) ++retried;
+  }
+  // Every submission got its own verdict; the run the killed harness held is none of them.
+  CHECK(run_ids.size() == results.size());
+  CHECK(run_ids.count(lost_run) == 0);
+  CHECK(retried >= 1);
+
+  // Each verdict's run is found through the controller, on the harness the index names; a run
+  // the killed harness finished before it died is unavailable with it, and the error names it.
+  std::set<std::string> on_survivors;
+  for (const std::string& id : run_ids) {
+    auto holder = Query(controller.db(), "SELECT harness FROM fleet_runs WHERE run_id='" + id + "'");
+    REQUIRE(holder.size() == 1);
+    Completed show = Kiln({"--server", server, "runs", "show", id, "--json"}, 60);
+    INFO(show.Describe());
+    if (holder[0][0] == killed) {
+      CHECK(show.exit_code != 0);
+      CHECK(Contains(show.err, killed));
+      continue;
+    }
+    on_survivors.insert(id);
+    REQUIRE(show.exit_code == 0);
+    CHECK(ParseOut(show)["run_id"] == id);
+  }
+  CHECK(on_survivors.size() >= results.size() / 2);
+
+  // The fleet's listing (the healthy harnesses') holds every verdict on them, newest first.
+  Completed list = Kiln({"--server", server, "runs", "list", "--json", "--limit", "100"}, 60);
+  INFO(list.Describe());
+  REQUIRE(list.exit_code == 0);
+  Json runs = ParseOut(list);
+  std::set<std::string> listed;
+  int64_t previous = INT64_MAX;
+  bool ordered = true;
+  for (const Json& r : runs["runs"]) {
+    listed.insert(r["run_id"].get<std::string>());
+    // int64 fields are strings in protobuf's JSON mapping.
+    const Json& field = r["created_unix_ms"];
+    const int64_t created =
+        field.is_string() ? std::stoll(field.get<std::string>()) : field.get<int64_t>();
+    ordered = ordered && created <= previous;
+    previous = created;
+  }
+  CHECK(ordered);
+  for (const std::string& id : on_survivors) CHECK(listed.count(id) == 1);
+}
+
+TEST_CASE("the controller's front door refuses what it does not serve yet, naming where to ask") {
+  ScratchDir dir_a, controller_dir;
+  HarnessInstance a(dir_a.path(), {"--backend", "host"});
+  ControllerInstance controller(controller_dir.path(), a.address());
+  Completed board = Kiln({"--server", controller.address(), "leaderboard", "scale_add_f32"}, 60);
+  INFO(board.Describe());
+  CHECK(board.exit_code != 0);
+  CHECK(Contains(board.out + board.err, "not served yet"));
+  CHECK(Contains(board.out + board.err, a.address()));
+  // A run id no harness has is NOT_FOUND, not a hang or a broadcast error.
+  Completed show = Kiln({"--server", controller.address(), "runs", "show", "ffffffffffffffffffff"}, 60);
+  CHECK(show.exit_code != 0);
+  CHECK(Contains(show.err, "on no healthy harness"));
+}
+
+}  // namespace kiln::testing
