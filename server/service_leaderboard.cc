@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "harness/model/leaderboard_order.h"
 #include "harness/model/speedup_interval.h"
 #include "server/service.h"
 
@@ -14,18 +15,6 @@ namespace {
 
 constexpr char kRuleLatest[] = "latest";
 constexpr char kRuleBest[] = "best";
-
-// Higher score first; a run with no score (no reference latency) after those with one; then
-// lower mean latency (0: nothing timed, last), then the earlier run.
-bool RanksBefore(const v1::LeaderboardEntry& a, const v1::LeaderboardEntry& b) {
-  if (a.score() != b.score()) return a.score() > b.score();
-  const bool a_timed = a.mean_latency_ms() > 0;
-  const bool b_timed = b.mean_latency_ms() > 0;
-  if (a_timed != b_timed) return a_timed;
-  if (a.mean_latency_ms() != b.mean_latency_ms()) return a.mean_latency_ms() < b.mean_latency_ms();
-  if (a.created_unix_ms() != b.created_unix_ms()) return a.created_unix_ms() < b.created_unix_ms();
-  return a.run_id() < b.run_id();
-}
 
 }  // namespace
 
@@ -79,7 +68,7 @@ absl::Status HarnessService::DoGetLeaderboard(const Principal& caller,
     e.set_workload_count(score.workloads);
     ranked.push_back(std::move(e));
   }
-  std::stable_sort(ranked.begin(), ranked.end(), RanksBefore);
+  std::stable_sort(ranked.begin(), ranked.end(), LeaderboardRanksBefore);
   for (v1::LeaderboardEntry& e : ranked) *response->add_entries() = std::move(e);
   return absl::OkStatus();
 }

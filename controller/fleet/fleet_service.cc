@@ -12,13 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "harness/archive/page_token.h"
+#include "controller/fleet/merge.h"
 
 namespace kiln::controller {
 namespace {
 
 constexpr double kUnaryDeadlineS = 60;
-constexpr int kDefaultListLimit = 50;  // the harness's default page
 // How long a call waits for a healthy harness when none is (the pool probes every harness
 // every --harness-probe-s; a controller just started has heard from none yet).
 constexpr double kHealthyWaitS = 30;
@@ -76,37 +75,6 @@ class CancelWatch {
 };
 
 }  // namespace
-
-v1::ListRunsResponse MergeRunPages(const std::vector<v1::ListRunsResponse>& pages, int limit) {
-  if (limit <= 0) limit = kDefaultListLimit;
-  std::vector<const v1::RunSummary*> all;
-  bool more = false;
-  for (const v1::ListRunsResponse& page : pages) {
-    for (const v1::RunSummary& run : page.runs()) all.push_back(&run);
-    more = more || !page.next_page_token().empty();
-  }
-  std::sort(all.begin(), all.end(), [](const v1::RunSummary* a, const v1::RunSummary* b) {
-    if (a->created_unix_ms() != b->created_unix_ms()) {
-      return a->created_unix_ms() > b->created_unix_ms();
-    }
-    return a->run_id() > b->run_id();
-  });
-  // One run archived on two harnesses (never by kiln itself; a copied archive) is listed once.
-  all.erase(std::unique(all.begin(), all.end(),
-                        [](const v1::RunSummary* a, const v1::RunSummary* b) {
-                          return a->run_id() == b->run_id();
-                        }),
-            all.end());
-  v1::ListRunsResponse merged;
-  const size_t n = std::min(all.size(), static_cast<size_t>(limit));
-  for (size_t i = 0; i < n; ++i) *merged.add_runs() = *all[i];
-  if (n > 0 && (more || all.size() > n)) {
-    const v1::RunSummary& last = *all[n - 1];
-    merged.set_next_page_token(
-        archive::EncodePageToken({last.created_unix_ms(), last.run_id()}));
-  }
-  return merged;
-}
 
 FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth)
     : pool_(pool), index_(index), auth_(std::move(auth)) {}
@@ -372,43 +340,71 @@ grpc::Status FleetService::GetArtifact(grpc::ServerContext* context,
   return last;
 }
 
-grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
-                                    const v1::ListRunsRequest* request,
-                                    v1::ListRunsResponse* response) {
+template <typename Request, typename Response, typename Method>
+grpc::Status FleetService::Gather(grpc::ServerContext* context, const Request& request,
+                                  Method method, std::vector<Response>* answers) {
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return StatusToGrpc(authorization.status());
   const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
   if (targets.empty()) return NoHarness();
   std::vector<grpc::Status> results(targets.size());
-  std::vector<v1::ListRunsResponse> pages(targets.size());
+  std::vector<Response> responses(targets.size());
   std::vector<std::thread> calls;
   for (size_t i = 0; i < targets.size(); ++i) {
     calls.emplace_back([&, i] {
       grpc::ClientContext call;
       pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
-      results[i] = pool_.StubOf(targets[i])->ListRuns(&call, *request, &pages[i]);
+      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &responses[i]);
     });
   }
   for (std::thread& t : calls) t.join();
-  std::vector<v1::ListRunsResponse> answered;
   std::vector<std::string> missing;
   for (size_t i = 0; i < targets.size(); ++i) {
     if (results[i].ok()) {
-      answered.push_back(std::move(pages[i]));
+      answers->push_back(std::move(responses[i]));
       continue;
     }
-    // The request itself refused (a malformed page token, a limit out of range): the answer.
+    // The request itself refused (a malformed page token, an unknown definition): the answer.
     if (!Broken(results[i])) return Named(results[i], targets[i]);
     pool_.ReportBroken(targets[i], results[i].error_message());
     missing.push_back(targets[i]);
   }
-  // A listing that leaves out a harness's runs without saying so would be wrong.
+  // An answer that leaves out a healthy harness's runs without saying so would be wrong.
   if (!missing.empty()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("kiln-controller: harness ", absl::StrJoin(missing, ", "),
-                                     " did not answer; its runs cannot be listed now"));
+                                     " did not answer; ask again"));
   }
-  *response = MergeRunPages(answered, request->limit());
+  return grpc::Status::OK;
+}
+
+grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
+                                    const v1::ListRunsRequest* request,
+                                    v1::ListRunsResponse* response) {
+  std::vector<v1::ListRunsResponse> pages;
+  grpc::Status s = Gather(context, *request,
+                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                             const v1::ListRunsRequest& r,
+                             v1::ListRunsResponse* o) { return st.ListRuns(c, r, o); },
+                          &pages);
+  if (!s.ok()) return s;
+  *response = MergeRunPages(pages, request->limit());
+  return grpc::Status::OK;
+}
+
+grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
+                                          const v1::LeaderboardRequest* request,
+                                          v1::Leaderboard* response) {
+  std::vector<v1::Leaderboard> boards;
+  grpc::Status s = Gather(context, *request,
+                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                             const v1::LeaderboardRequest& r,
+                             v1::Leaderboard* o) { return st.GetLeaderboard(c, r, o); },
+                          &boards);
+  if (!s.ok()) return s;
+  absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(boards);
+  if (!merged.ok()) return StatusToGrpc(merged.status());
+  *response = *std::move(merged);
   return grpc::Status::OK;
 }
 
@@ -476,19 +472,6 @@ grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
   return Forward(context, "", *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetNodeInfoRequest& r,
                     v1::NodeInfo* o) { return s.GetNodeInfo(c, r, o); });
-}
-
-grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
-                                          const v1::LeaderboardRequest* request,
-                                          v1::Leaderboard* response) {
-  (void)request;
-  (void)response;
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      absl::StrCat("kiln-controller: the fleet leaderboard is not served yet; ask "
-                                   "a harness (--server ",
-                                   absl::StrJoin(pool_.addresses(), " or --server "), ")"));
 }
 
 grpc::Status FleetService::PutBlob(grpc::ServerContext* context,

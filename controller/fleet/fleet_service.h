@@ -19,10 +19,13 @@
 //                       harness and the index learns where it is.
 //   ListRuns            every healthy harness, merged newest first into one page (keyset page
 //                       tokens are the harnesses' own, so the next page continues on each).
+//   GetLeaderboard      every healthy harness, merged with one harness's rules over all their
+//                       runs (merge.h): a team's designated run, else its latest, wherever it
+//                       ran; confirmation runs are never ranked (the harnesses leave them out).
 //   ListDefinitions, GetDefinition, ListSolutions, GetNodeInfo
 //                       the least loaded healthy harness (they hold the same definitions).
-//   GetLeaderboard, PutBlob
-//                       not served here yet: UNIMPLEMENTED, naming the harness to ask.
+//   PutBlob             not served here yet: UNIMPLEMENTED, naming the harnesses to ask.
+// A harness that is down is left out of listings and leaderboards until it answers again.
 //
 // Access: the caller is authenticated with the controller's tokens (the harnesses' tokens file)
 // and each call goes to the harness with the caller's own authorization metadata, so runs are the
@@ -41,12 +44,6 @@
 #include "kiln/v1/harness.grpc.pb.h"
 
 namespace kiln::controller {
-
-// One page of runs from the pages several harnesses gave for the same ListRuns request: newest
-// first (created_unix_ms, then run_id, both descending: the harnesses' keyset order), at most
-// `limit` (0: 50), and a next_page_token naming the last run given when any harness had more or
-// the merge left some out.
-v1::ListRunsResponse MergeRunPages(const std::vector<v1::ListRunsResponse>& pages, int limit);
 
 class FleetService final : public v1::Harness::Service {
  public:
@@ -105,6 +102,11 @@ class FleetService final : public v1::Harness::Service {
   template <typename Request, typename Response, typename Method>
   grpc::Status Forward(grpc::ServerContext* context, const std::string& address,
                        const Request& request, Response* response, Method method);
+  // A unary call to every healthy harness (all at once), every answer kept: a refusal is the
+  // caller's answer (naming the harness), a harness that did not answer makes it UNAVAILABLE.
+  template <typename Request, typename Response, typename Method>
+  grpc::Status Gather(grpc::ServerContext* context, const Request& request, Method method,
+                      std::vector<Response>* answers);
   // A unary call to every healthy harness (all at once); the first answer is returned. A harness
   // that refuses the call is reported, naming it; UNAVAILABLE when none is healthy.
   template <typename Request, typename Response, typename Method>

@@ -3,6 +3,8 @@
 // controller with --server.
 #include <catch2/catch.hpp>
 #include <climits>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -10,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/common/sha256.h"
 #include "tests/integration/controller_instance.h"
 #include "tests/integration/harness_instance.h"
 #include "tests/integration/subprocess.h"
@@ -26,18 +29,33 @@ Json ParseOut(const Completed& r) {
   return j;
 }
 
+constexpr char kOps[] = "fleet-ops-token";
+std::string TeamToken(int i) { return "fleet-team-token-" + std::to_string(i); }
+
+// One tokens file for the harnesses and the controller: four teams and an operator.
+std::string WriteTokens(const ScratchDir& dir) {
+  const std::string path = dir / "tokens";
+  std::ofstream out(path);
+  for (int i = 0; i < 4; ++i) {
+    out << "team-" << i << " team " << Sha256Hex(TeamToken(i)) << "\n";
+  }
+  out << "ops operator " << Sha256Hex(kOps) << "\n";
+  std::ofstream(dir / "harness-token") << kOps << "\n";
+  return path;
+}
+
 // The definition and its one workload, registered through the controller on every harness by
-// the first submission.
+// an operator's first submission.
 Completed SubmitFile(const std::string& server) {
-  return Kiln({"--server", server, "submit", "--definition", DataPath("scale_add_f32.json"),
-               "--workloads", DataPath("scale_add_f32_single.jsonl"), "--solution",
-               DataPath("solutions/correct.json"), "--json"},
+  return Kiln({"--server", server, "--token", kOps, "submit", "--definition",
+               DataPath("scale_add_f32.json"), "--workloads", DataPath("scale_add_f32_single.jsonl"),
+               "--solution", DataPath("solutions/correct.json"), "--json"},
               300);
 }
 
-Completed SubmitByName(const std::string& server) {
-  return Kiln({"--server", server, "submit", "--definition", "scale_add_f32", "--solution",
-               DataPath("solutions/correct.json"), "--json"},
+Completed SubmitByName(const std::string& server, const std::string& token) {
+  return Kiln({"--server", server, "--token", token, "submit", "--definition", "scale_add_f32",
+               "--solution", DataPath("solutions/correct.json"), "--json"},
               300);
 }
 
@@ -45,16 +63,18 @@ Completed SubmitByName(const std::string& server) {
 
 TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harness killed "
           "mid-run, 20 verdicts, every run found through the controller") {
-  ScratchDir dir_a, dir_b, dir_c, controller_dir;
+  ScratchDir dir_a, dir_b, dir_c, controller_dir, secrets;
   AdoptOrphans();
-  HarnessInstance a(dir_a.path(), {"--backend", "host"});
-  HarnessInstance b(dir_b.path(), {"--backend", "host"});
-  HarnessInstance c(dir_c.path(), {"--backend", "host"});
+  const std::string tokens = WriteTokens(secrets);
+  HarnessInstance a(dir_a.path(), {"--backend", "host", "--tokens", tokens});
+  HarnessInstance b(dir_b.path(), {"--backend", "host", "--tokens", tokens});
+  HarnessInstance c(dir_c.path(), {"--backend", "host", "--tokens", tokens});
   // A harness's first GetNodeInfo probes its toolchains (seconds on a busy machine): done here,
   // so that the controller's probes find all three healthy at once.
-  for (HarnessInstance* h : {&a, &b, &c}) REQUIRE(h->Kiln({"node"}).exit_code == 0);
-  ControllerInstance controller(controller_dir.path(),
-                                a.address() + "," + b.address() + "," + c.address());
+  for (HarnessInstance* h : {&a, &b, &c}) REQUIRE(h->Kiln({"--token", kOps, "node"}).exit_code == 0);
+  ControllerInstance controller(
+      controller_dir.path(), a.address() + "," + b.address() + "," + c.address(),
+      {"--tokens", tokens, "--harness-token-file", secrets / "harness-token"});
   const std::string server = controller.address();
 
   // The first submission registers the definition on all three harnesses through the controller.
@@ -63,17 +83,19 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   REQUIRE(first.exit_code == 0);
   CHECK(ParseOut(first)["status"] == "PASSED");
   for (HarnessInstance* h : {&a, &b, &c}) {
-    Completed defs = h->Kiln({"defs", "list"});
+    Completed defs = h->Kiln({"--token", kOps, "defs", "list"});
     CHECK(Contains(defs.out, "scale_add_f32"));
   }
 
-  // 4 clients x 5 submissions at once; a harness is killed while it holds a run.
+  // 4 teams x 5 submissions at once; a harness is killed while it holds a run.
   constexpr int kClients = 4, kEach = 5;
   std::vector<Completed> results(kClients * kEach);
   std::vector<std::thread> clients;
   for (int client = 0; client < kClients; ++client) {
     clients.emplace_back([&, client] {
-      for (int i = 0; i < kEach; ++i) results[client * kEach + i] = SubmitByName(server);
+      for (int i = 0; i < kEach; ++i) {
+        results[client * kEach + i] = SubmitByName(server, TeamToken(client));
+      }
     });
   }
   const std::string indexed = "SELECT COUNT(*) FROM fleet_runs";
@@ -115,7 +137,7 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   for (const std::string& id : run_ids) {
     auto holder = Query(controller.db(), "SELECT harness FROM fleet_runs WHERE run_id='" + id + "'");
     REQUIRE(holder.size() == 1);
-    Completed show = Kiln({"--server", server, "runs", "show", id, "--json"}, 60);
+    Completed show = Kiln({"--server", server, "--token", kOps, "runs", "show", id, "--json"}, 60);
     INFO(show.Describe());
     if (holder[0][0] == killed) {
       CHECK(show.exit_code != 0);
@@ -125,11 +147,14 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
     on_survivors.insert(id);
     REQUIRE(show.exit_code == 0);
     CHECK(ParseOut(show)["run_id"] == id);
+    // The run is the team's that submitted it: the controller called with the team's token.
+    CHECK(ParseOut(show)["principal"].get<std::string>().rfind("team-", 0) == 0);
   }
   CHECK(on_survivors.size() >= results.size() / 2);
 
   // The fleet's listing (the healthy harnesses') holds every verdict on them, newest first.
-  Completed list = Kiln({"--server", server, "runs", "list", "--json", "--limit", "100"}, 60);
+  Completed list =
+      Kiln({"--server", server, "--token", kOps, "runs", "list", "--json", "--limit", "100"}, 60);
   INFO(list.Describe());
   REQUIRE(list.exit_code == 0);
   Json runs = ParseOut(list);
@@ -147,19 +172,46 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   }
   CHECK(ordered);
   for (const std::string& id : on_survivors) CHECK(listed.count(id) == 1);
+
+  // The fleet leaderboard is what the surviving harnesses hold together: each principal's latest
+  // run over both.
+  std::map<std::string, std::pair<int64_t, std::string>> latest;
+  auto created_of = [](const Json& field) {
+    return field.is_string() ? std::stoll(field.get<std::string>()) : field.get<int64_t>();
+  };
+  for (HarnessInstance* h : {&a, &b, &c}) {
+    if (h == victim) continue;
+    Completed board = h->Kiln({"--token", kOps, "leaderboard", "scale_add_f32", "--json"});
+    INFO(board.Describe());
+    REQUIRE(board.exit_code == 0);
+    const Json parsed = ParseOut(board);  // kept: a loop over a temporary's member dangles
+    for (const Json& e : parsed["entries"]) {
+      const std::pair<int64_t, std::string> key{created_of(e["created_unix_ms"]),
+                                                e["run_id"].get<std::string>()};
+      auto& best = latest[e["principal"].get<std::string>()];
+      if (key > best) best = key;
+    }
+  }
+  Completed fleet_board =
+      Kiln({"--server", server, "--token", kOps, "leaderboard", "scale_add_f32", "--json"}, 60);
+  INFO(fleet_board.Describe());
+  REQUIRE(fleet_board.exit_code == 0);
+  std::map<std::string, std::string> fleet;
+  const Json fleet_parsed = ParseOut(fleet_board);
+  for (const Json& e : fleet_parsed["entries"]) {
+    fleet[e["principal"].get<std::string>()] = e["run_id"].get<std::string>();
+  }
+  REQUIRE(fleet.size() == latest.size());
+  for (const auto& [principal, key] : latest) CHECK(fleet[principal] == key.second);
+  for (int i = 0; i < kClients; ++i) CHECK(fleet.count("team-" + std::to_string(i)) == 1);
 }
 
-TEST_CASE("the controller's front door refuses what it does not serve yet, naming where to ask") {
+TEST_CASE("through the controller, a run no harness has is NOT_FOUND, naming the fleet") {
   ScratchDir dir_a, controller_dir;
   HarnessInstance a(dir_a.path(), {"--backend", "host"});
   ControllerInstance controller(controller_dir.path(), a.address());
-  Completed board = Kiln({"--server", controller.address(), "leaderboard", "scale_add_f32"}, 60);
-  INFO(board.Describe());
-  CHECK(board.exit_code != 0);
-  CHECK(Contains(board.out + board.err, "not served yet"));
-  CHECK(Contains(board.out + board.err, a.address()));
-  // A run id no harness has is NOT_FOUND, not a hang or a broadcast error.
   Completed show = Kiln({"--server", controller.address(), "runs", "show", "ffffffffffffffffffff"}, 60);
+  INFO(show.Describe());
   CHECK(show.exit_code != 0);
   CHECK(Contains(show.err, "on no healthy harness"));
 }

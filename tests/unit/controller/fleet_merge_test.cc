@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/fleet/fleet_service.h"
+#include "controller/fleet/merge.h"
 #include "harness/archive/page_token.h"
 
 namespace kiln::controller {
@@ -60,6 +60,70 @@ TEST_CASE("a run two harnesses both list is given once; limit 0 means the defaul
   CHECK(merged.runs(0).run_id() == "r100");
   CHECK(merged.runs(1).run_id() == "r101");
   CHECK_FALSE(merged.next_page_token().empty());
+}
+
+}  // namespace
+}  // namespace kiln::controller
+
+namespace kiln::controller {
+namespace {
+
+v1::LeaderboardEntry Entry(const std::string& principal, const std::string& run, int64_t created,
+                           double latency, double score, int passed, bool designated = false) {
+  v1::LeaderboardEntry e;
+  e.set_principal(principal);
+  e.set_run_id(run);
+  e.set_created_unix_ms(created);
+  e.set_mean_latency_ms(latency);
+  e.set_score(score);
+  e.set_passed_runs(passed);
+  e.set_designated(designated);
+  return e;
+}
+
+v1::Leaderboard Board(const std::string& rule, std::vector<v1::LeaderboardEntry> entries) {
+  v1::Leaderboard b;
+  b.set_definition("d");
+  b.set_mode("official");
+  b.set_rule(rule);
+  for (auto& e : entries) *b.add_entries() = std::move(e);
+  return b;
+}
+
+TEST_CASE("the fleet leaderboard takes each team's latest run wherever it ran, a designated one "
+          "first, and adds up its passed runs") {
+  absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(
+      {Board("latest", {Entry("red", "r-old", 100, 2.0, 1.5, 2), Entry("blue", "b-1", 300, 1.0, 3.0, 1)}),
+       Board("latest", {Entry("red", "r-new", 200, 4.0, 0.5, 1)}),
+       Board("latest", {Entry("blue", "b-des", 50, 3.0, 1.0, 4, /*designated=*/true)})});
+  REQUIRE(merged.ok());
+  REQUIRE(merged->entries_size() == 2);
+  // Ranked by score: red's newest (0.5) below blue's designated (1.0).
+  CHECK(merged->entries(0).principal() == "blue");
+  CHECK(merged->entries(0).run_id() == "b-des");
+  CHECK(merged->entries(0).passed_runs() == 5);
+  CHECK(merged->entries(1).run_id() == "r-new");
+  CHECK(merged->entries(1).passed_runs() == 3);
+  CHECK(merged->rule() == "latest");
+}
+
+TEST_CASE("rule best takes each team's fastest run over all harnesses") {
+  absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(
+      {Board("best", {Entry("red", "slow", 100, 2.0, 1.0, 1)}),
+       Board("best", {Entry("red", "fast", 200, 1.0, 2.0, 1)})});
+  REQUIRE(merged.ok());
+  REQUIRE(merged->entries_size() == 1);
+  CHECK(merged->entries(0).run_id() == "fast");
+  CHECK(merged->entries(0).passed_runs() == 2);
+}
+
+TEST_CASE("boards of different modes are not merged: the error says to name the mode") {
+  v1::Leaderboard other = Board("latest", {});
+  other.set_mode("kernelbench");
+  absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards({Board("latest", {}), other});
+  REQUIRE_FALSE(merged.ok());
+  CHECK(merged.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(merged.status().message()).find("--mode") != std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,28 @@
+// The fleet front door's answers made from several harnesses' answers to the same request.
+#ifndef KILN_CONTROLLER_FLEET_MERGE_H_
+#define KILN_CONTROLLER_FLEET_MERGE_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kiln/v1/harness.pb.h"
+
+namespace kiln::controller {
+
+// One page of runs: newest first (created_unix_ms, then run_id, both descending: the harnesses'
+// keyset order), at most `limit` (0: 50), a run listed by two harnesses once, and a
+// next_page_token naming the last run given when any harness had more or the merge left some
+// out (the harnesses read it as their own, so the next page continues on each).
+v1::ListRunsResponse MergeRunPages(const std::vector<v1::ListRunsResponse>& pages, int limit);
+
+// One leaderboard from the boards several harnesses gave for the same request, with one
+// harness's rules over all their runs: per principal, rule latest takes its designated run (the
+// newest of those, should it have designated on several harnesses), else its newest run; rule
+// best its PASSED run of lowest mean latency (then the earlier run); passed_runs adds up.
+// Entries ranked as a harness ranks them (harness/model/leaderboard_order.h). FAILED_PRECONDITION
+// when the boards are of different modes or rules (harnesses with different default modes).
+absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderboard>& boards);
+
+}  // namespace kiln::controller
+
+#endif  // KILN_CONTROLLER_FLEET_MERGE_H_
