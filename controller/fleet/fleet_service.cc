@@ -307,9 +307,19 @@ grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
                                         const v1::DesignateRunRequest* request,
                                         v1::DesignateRunResponse* response) {
   if (request->clear()) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "kiln-controller: clearing a designation is not served through the "
-                        "controller yet; ask the harness that holds the designated run");
+    // The caller's designation on this definition and mode, wherever it was made.
+    std::vector<v1::DesignateRunResponse> answers;
+    grpc::Status s = Gather(context, *request,
+                            [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                               const v1::DesignateRunRequest& r,
+                               v1::DesignateRunResponse* o) { return st.DesignateRun(c, r, o); },
+                            &answers);
+    if (!s.ok()) return s;
+    *response = answers.front();
+    for (const v1::DesignateRunResponse& a : answers) {
+      if (!a.previous_run_id().empty()) *response = a;  // the harness that held it
+    }
+    return grpc::Status::OK;
   }
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return StatusToGrpc(authorization.status());
@@ -477,15 +487,48 @@ grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
 grpc::Status FleetService::PutBlob(grpc::ServerContext* context,
                                    grpc::ServerReader<v1::PutBlobChunk>* reader,
                                    v1::PutBlobResponse* response) {
-  (void)reader;
-  (void)response;
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return StatusToGrpc(authorization.status());
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      absl::StrCat("kiln-controller: blobs (workloads with large inputs) are not "
-                                   "taken through the controller yet; upload to each harness "
-                                   "(--server ",
-                                   absl::StrJoin(pool_.addresses(), " or --server "), ")"));
+  const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
+  if (targets.empty()) return NoHarness();
+  // Every healthy harness takes the blob as it streams in (a workload's inputs must be on the
+  // harness that runs it); a chunk is kept only until every harness has it.
+  struct Upload {
+    std::string address;
+    grpc::ClientContext context;
+    v1::PutBlobResponse response;
+    std::unique_ptr<grpc::ClientWriter<v1::PutBlobChunk>> writer;
+    bool open = true;
+  };
+  std::vector<std::unique_ptr<Upload>> uploads;
+  for (const std::string& address : targets) {
+    auto upload = std::make_unique<Upload>();
+    upload->address = address;
+    pool_.PrepareCall(&upload->context, 3600, *authorization);
+    upload->writer = pool_.StubOf(address)->PutBlob(&upload->context, &upload->response);
+    uploads.push_back(std::move(upload));
+  }
+  v1::PutBlobChunk chunk;
+  while (reader->Read(&chunk)) {
+    for (auto& upload : uploads) {
+      if (upload->open) upload->open = upload->writer->Write(chunk);
+    }
+  }
+  grpc::Status first_error;
+  bool stored = false;
+  for (auto& upload : uploads) {
+    upload->writer->WritesDone();
+    grpc::Status s = upload->writer->Finish();
+    if (s.ok()) {
+      if (!stored) *response = upload->response;
+      stored = true;
+      continue;
+    }
+    if (Broken(s)) pool_.ReportBroken(upload->address, s.error_message());
+    if (first_error.ok()) first_error = Named(s, upload->address);
+  }
+  // Every healthy harness must hold it: a run sent to one without it would fail.
+  return first_error.ok() ? grpc::Status::OK : first_error;
 }
 
 }  // namespace kiln::controller

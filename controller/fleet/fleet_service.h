@@ -14,7 +14,8 @@
 //                       every healthy harness; a definition is remembered and registered on a
 //                       harness that comes back or joins before it takes a run.
 //   GetRun, GetArtifact, DesignateRun
-//                       the harness the index names; a run the index does not have (made on a
+//                       the harness the index names (clearing a designation: every healthy
+//                       harness); a run the index does not have (made on a
 //                       harness directly, or named by a prefix) is looked for on every healthy
 //                       harness and the index learns where it is.
 //   ListRuns            every healthy harness, merged newest first into one page (keyset page
@@ -24,7 +25,8 @@
 //                       ran; confirmation runs are never ranked (the harnesses leave them out).
 //   ListDefinitions, GetDefinition, ListSolutions, GetNodeInfo
 //                       the least loaded healthy harness (they hold the same definitions).
-//   PutBlob             not served here yet: UNIMPLEMENTED, naming the harnesses to ask.
+//   PutBlob             every healthy harness, the chunks passed on as they come; an error of
+//                       any harness is the answer (a run there would lack the inputs).
 // A harness that is down is left out of listings and leaderboards until it answers again.
 //
 // Access: the caller is authenticated with the controller's tokens (the harnesses' tokens file)

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/controller_instance.h"
 #include "tests/integration/harness_instance.h"
 #include "tests/unit/model/flashinfer_trace_dataset.h"
 
@@ -299,4 +300,46 @@ TEST_CASE("defs import uploads real blobs, checks their tensors and registers so
   CHECK(run["traces"][0]["workload"]["inputs"]["a"]["path"] == ok_blob);
 
   CHECK(harness.Kiln({"defs", "import", ds.string(), "--definition", "no_such"}).exit_code == 2);
+}
+
+TEST_CASE("defs import through the controller puts the blob and the definition on every "
+          "harness, and a submission through it evaluates on the blob's input") {
+  ScratchDir dir, dir_a, dir_b, controller_dir;
+  const fs::path ds = dir / "dataset";
+  ordered_json def = ordered_json::parse(Slurp(DataPath("scale_add_f32.json")));
+  def["name"] = "fleet_blob_scale_add_f32";
+  Spit(ds / "definitions" / "elementwise" / "fleet_blob_scale_add_f32.json", def.dump(2));
+  const std::string blob = "./blob/workloads/elementwise/fleet.safetensors";
+  Spit(ds / blob, Safetensors("a", {1.5f, -2.0f, 0.25f, 8.0f}));
+  Spit(ds / "workloads" / "elementwise" / "fleet.jsonl",
+       WorkloadLine("fleet_blob_scale_add_f32", "wl-fleet", 4, Blob(blob)));
+  HarnessInstance a(dir_a.path(), {"--check-references=false", "--worker-timeout-s", "60"});
+  HarnessInstance b(dir_b.path(), {"--check-references=false", "--worker-timeout-s", "60"});
+  for (HarnessInstance* h : {&a, &b}) REQUIRE(h->Kiln({"node"}).exit_code == 0);
+  ControllerInstance controller(controller_dir.path(), a.address() + "," + b.address());
+
+  Completed r = Kiln({"--server", controller.address(), "defs", "import", ds.string()}, 180);
+  INFO(r.Describe());
+  REQUIRE(r.exit_code == 0);
+  for (HarnessInstance* h : {&a, &b}) {
+    const std::map<std::string, json> defs = ListDefinitions(*h);
+    REQUIRE(defs.count("fleet_blob_scale_add_f32") == 1);
+    CHECK(defs.at("fleet_blob_scale_add_f32")["workload_count"] == 1);
+    CHECK(Slurp(h->data_dir() + "/blobs/blob/workloads/elementwise/fleet.safetensors") ==
+          Slurp(ds / blob));
+  }
+  ordered_json solution = ordered_json::parse(Slurp(DataPath("solutions/correct.json")));
+  solution["definition"] = "fleet_blob_scale_add_f32";
+  const std::string solution_file = dir / "fleet_solution.json";
+  Spit(solution_file, solution.dump(2));
+  Completed submitted =
+      Kiln({"--server", controller.address(), "submit", "--definition", "fleet_blob_scale_add_f32",
+            "--solution", solution_file, "--json"},
+           180);
+  INFO(submitted.Describe());
+  REQUIRE(submitted.exit_code == 0);
+  const json run = json::parse(submitted.out);
+  CHECK(run["status"] == "PASSED");
+  REQUIRE(run["traces"].size() == 1);
+  CHECK(run["traces"][0]["workload"]["inputs"]["a"]["path"] == blob);
 }
