@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/campaign_archive.h"
@@ -269,6 +270,8 @@ void HarnessPool::ProbeLoop(Node* node) {
       h.queue_depth = info.queue_depth();
       h.running = info.running();
       node->backends.assign(info.backends().begin(), info.backends().end());
+      node->languages.clear();
+      node->languages.insert(info.languages().begin(), info.languages().end());
       if (info.started_unix_ms() != started_unix_ms) {
         // Restarted between two probes (or first seen): its definitions are registered again.
         node->registered.clear();
@@ -365,7 +368,8 @@ absl::Status HarnessPool::EnsureDefinition(Node* node, const std::string& defini
 }
 
 absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& backend,
-                                                            const std::atomic<bool>& cancelled) {
+                                                            const std::atomic<bool>& cancelled,
+                                                            const std::string& language) {
   const auto deadline = std::chrono::steady_clock::now() + Ms(options_.wait_s);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -377,6 +381,12 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
       if (!backend.empty() && !backends.empty() &&
           std::find(backends.begin(), backends.end(), backend) == backends.end()) {
         continue;
+      }
+      // A harness that names the language's state and says it cannot run it (no torch, no GPU
+      // backend for it) is no place for the run.
+      if (!language.empty()) {
+        auto it = node->languages.find(language);
+        if (it != node->languages.end() && absl::StartsWith(it->second, "unavailable")) continue;
       }
       const int load = node->health.queue_depth + node->health.running + node->health.in_flight;
       if (best == nullptr || load < best_load) {
@@ -398,8 +408,10 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
                         node->health.last_error.empty() ? "" : ": ", node->health.last_error);
       }
       return absl::UnavailableError(absl::StrFormat(
-          "no healthy harness serving backend %s for %.0f s (%s)",
-          backend.empty() ? "(any)" : backend, options_.wait_s, states));
+          "no healthy harness serving backend %s%s for %.0f s (%s)",
+          backend.empty() ? "(any)" : backend,
+          language.empty() ? "" : absl::StrCat(" and language ", language), options_.wait_s,
+          states));
     }
     changed_.wait_for(lock, std::chrono::milliseconds(100));
   }
@@ -511,11 +523,12 @@ absl::StatusOr<HarnessRun> HarnessPool::RunOnPool(const std::string& definition,
                                                   const std::string& backend,
                                                   const AttemptObserver& observer,
                                                   const std::atomic<bool>& cancelled,
-                                                  int max_attempts) {
+                                                  int max_attempts,
+                                                  const std::string& language) {
   absl::Status last = absl::UnavailableError("no attempt made");
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (cancelled.load()) return absl::CancelledError("campaign cancelled");
-    absl::StatusOr<Node*> picked = WaitForNode(backend, cancelled);
+    absl::StatusOr<Node*> picked = WaitForNode(backend, cancelled, language);
     if (!picked.ok()) return picked.status();
     Node* node = *picked;
     AttemptEnd end;

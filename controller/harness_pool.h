@@ -128,11 +128,13 @@ class HarnessPool {
   using OpenRunStream = std::function<std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>>(
       v1::Harness::Stub& stub, grpc::ClientContext* context)>;
   // Evaluate's retries over the pool for any call that streams runs: `definition` is registered
-  // first where the pool knows it; the result is the last run streamed.
+  // first where the pool knows it; the result is the last run streamed. `language` (when not
+  // empty) leaves out harnesses that said they cannot run it.
   absl::StatusOr<HarnessRun> RunOnPool(const std::string& definition, const OpenRunStream& open,
                                        const std::string& backend,
                                        const AttemptObserver& observer,
-                                       const std::atomic<bool>& cancelled, int max_attempts);
+                                       const std::atomic<bool>& cancelled, int max_attempts,
+                                       const std::string& language = "");
 
   // For calls that go to one harness as they are (the fleet front door's unary calls):
   // the harnesses that answered their last probe, least loaded first, waiting up to `wait_s`
@@ -165,6 +167,7 @@ class HarnessPool {
     // Guarded by the pool's mu_:
     HarnessHealth health;
     std::vector<std::string> backends;       // as of its last answer; empty: any
+    std::map<std::string, std::string> languages;  // as of its last answer (NodeInfo.languages)
     std::set<std::string> registered;        // definitions it took since it last answered
     std::thread prober;
   };
@@ -175,8 +178,10 @@ class HarnessPool {
   void Announce(const HarnessHealth& health);
   // A call to `node` broke: suspect until it answers a probe.
   void MarkBroken(Node* node, const std::string& error);
-  // The healthy node with the shortest queue that serves `backend`; waits up to wait_s.
-  absl::StatusOr<Node*> WaitForNode(const std::string& backend, const std::atomic<bool>& cancelled);
+  // The healthy node with the shortest queue that serves `backend` and runs `language` (either
+  // empty: any); waits up to wait_s.
+  absl::StatusOr<Node*> WaitForNode(const std::string& backend, const std::atomic<bool>& cancelled,
+                                    const std::string& language = "");
   // PutDefinition of the request's definition on `node` unless it took it since it last came up.
   absl::Status EnsureDefinition(Node* node, const std::string& definition);
   // One attempt on `node`.

@@ -137,9 +137,12 @@ class WebConsoleImpl final : public WebConsole {
     }
     port_ = port;
     if (options_.controller) {
+      // The controller serves kiln.v1.Harness for its fleet too: its console shows the fleet's
+      // definitions and runs beside the campaigns (no node page: the fleet is many nodes).
       ControllerRoutes();
+      Routes(/*node_page=*/false);
     } else {
-      Routes();
+      Routes(/*node_page=*/true);
     }
     SessionRoutes();
     thread_ = std::thread([this] { server_->listen_after_bind(); });
@@ -248,15 +251,17 @@ class WebConsoleImpl final : public WebConsole {
     Html(res, 200, title, nav, body(), token);
   }
 
-  void Routes() {
-    server_->Get("/", [this](const httplib::Request& req, httplib::Response& res) {
-      const std::string token = TokenOf(req);
-      grpc::ClientContext context;
-      Prepare(&context, token);
-      v1::NodeInfo node;
-      Reply(req, res, token, stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node), node,
-            "node", "Node", [&] { return web::NodeBody(node); });
-    });
+  void Routes(bool node_page) {
+    if (node_page) {
+      server_->Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+        const std::string token = TokenOf(req);
+        grpc::ClientContext context;
+        Prepare(&context, token);
+        v1::NodeInfo node;
+        Reply(req, res, token, stub_->GetNodeInfo(&context, v1::GetNodeInfoRequest(), &node),
+              node, "node", "Node", [&] { return web::NodeBody(node); });
+      });
+    }
     server_->Get("/definitions", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string token = TokenOf(req);
       grpc::ClientContext context;

@@ -136,7 +136,9 @@ std::string Page(const std::string& title, const std::string& nav, const std::st
   const Links harness = {{"node", "/", "Node"},
                          {"definitions", "/definitions", "Definitions"},
                          {"runs", "/runs", "Runs"}};
-  const Links controller = {{"campaigns", "/", "Campaigns"}};
+  const Links controller = {{"campaigns", "/", "Campaigns"},
+                            {"definitions", "/definitions", "Definitions"},
+                            {"runs", "/runs", "Runs"}};
   std::string links;
   for (const auto& [key, href, label] : site == Site::kController ? controller : harness) {
     absl::StrAppend(&links, "<a href=\"", href, "\"", key == nav ? " class=\"current\"" : "",

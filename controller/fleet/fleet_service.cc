@@ -99,6 +99,7 @@ absl::StatusOr<std::string> FleetService::Authorize(grpc::ServerContext* context
 grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
                                       const std::string& authorization,
                                       const std::string& definition, const std::string& backend,
+                                      const std::string& language,
                                       const HarnessPool::OpenRunStream& open, int max_attempts,
                                       grpc::ServerWriter<v1::EvaluateEvent>* writer) {
   CancelWatch watch(context);
@@ -135,7 +136,7 @@ grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
     writer->Write(note);
   };
   absl::StatusOr<HarnessRun> run =
-      pool_.RunOnPool(definition, open, backend, observer, watch.cancelled, max_attempts);
+      pool_.RunOnPool(definition, open, backend, observer, watch.cancelled, max_attempts, language);
   if (!run.ok()) {
     if (watch.cancelled.load()) return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
     return StatusToGrpc(run.status());
@@ -150,6 +151,7 @@ grpc::Status FleetService::Evaluate(grpc::ServerContext* context,
   if (!authorization.ok()) return StatusToGrpc(authorization.status());
   return StreamRuns(
       context, *authorization, request->definition(), request->backend(),
+      request->solution().spec().language(),
       [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
         return stub.Evaluate(c, *request);
       },
@@ -163,6 +165,7 @@ grpc::Status FleetService::Profile(grpc::ServerContext* context, const v1::Profi
   // Profiles are taken by Nsight Compute on CUDA harnesses.
   return StreamRuns(
       context, *authorization, request->definition(), "cuda",
+      request->solution().spec().language(),
       [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
         return stub.Profile(c, *request);
       },
@@ -197,6 +200,7 @@ grpc::Status FleetService::EvaluateBatch(grpc::ServerContext* context,
   // A batch stays on one harness: retried elsewhere, runs that finished would be evaluated twice.
   return StreamRuns(
       context, *authorization, request->request().definition(), request->request().backend(),
+      request->solutions_size() > 0 ? request->solutions(0).spec().language() : std::string(),
       [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
         return stub.EvaluateBatch(c, *request);
       },

@@ -3,8 +3,8 @@
 // (HarnessPool) and answers for the whole fleet. The harness stays the per-node service with
 // its own archive; the controller keeps only an index of which harness holds which run.
 //
-//   Evaluate, Profile   to the healthy harness serving the request's backend with the shortest
-//                       queue; a harness lost mid-run (call broken, run interrupted, harness
+//   Evaluate, Profile   to the healthy harness serving the request's backend and its solution's
+//                       language with the shortest queue; a harness lost mid-run (call broken, run interrupted, harness
 //                       gone) costs an attempt: the run is evaluated again on another harness,
 //                       and the caller's stream goes on and says so (Evaluate: 3 attempts;
 //                       Profile: 1). Every run admitted is recorded in the index.
@@ -94,6 +94,7 @@ class FleetService final : public v1::Harness::Service {
   // telling the caller when an attempt is given up and the run goes to another harness.
   grpc::Status StreamRuns(grpc::ServerContext* context, const std::string& authorization,
                           const std::string& definition, const std::string& backend,
+                          const std::string& language,
                           const HarnessPool::OpenRunStream& open, int max_attempts,
                           grpc::ServerWriter<v1::EvaluateEvent>* writer);
   // The harness that holds `run_id`: the index's, else the first healthy harness that answers

@@ -500,6 +500,17 @@ def controller_checks(bin_dir, data, work, shots):
               "a campaign as JSON carries its rounds and its 4 candidates (baseline included)")
         status, _, _ = get(port, "/campaigns/no-such-campaign")
         check(status == 404, f"an unknown campaign: 404 ({status})")
+        # The controller serves kiln.v1.Harness for its fleet: its console lists the runs the
+        # campaign made on the harness (the baseline and 3 candidates), and shows one of them.
+        status, _, body = get(port, "/runs", {"Accept": "application/json"})
+        fleet_runs = json.loads(body).get("runs", []) if status == 200 else []
+        check(len(fleet_runs) >= 4, f"the controller's console lists the fleet's runs ({status}, "
+              f"{len(fleet_runs)} runs)")
+        if fleet_runs:
+            status, _, body = get(port, "/runs/" + fleet_runs[0]["run_id"],
+                                  {"Accept": "application/json"})
+            check(status == 200 and json.loads(body).get("run_id") == fleet_runs[0]["run_id"],
+                  "the controller's console shows a run of the fleet")
         home = os.path.join(work, "chromium-controller")
         os.makedirs(home)
         dom = chromium(browser, home, console + "/", "--dump-dom")

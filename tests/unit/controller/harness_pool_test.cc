@@ -32,11 +32,15 @@ class FakeHarness final : public v1::Harness::Service {
   std::atomic<int> puts{0};
   std::atomic<int> evaluations{0};
   std::atomic<int> cancelled_runs{0};
+  std::string python;  // NodeInfo.languages["python"], when set (before the pool starts)
+  std::mutex auth_mu;
+  std::vector<std::string> authorizations;  // each Evaluate's authorization metadata
 
   grpc::Status GetNodeInfo(grpc::ServerContext* context, const v1::GetNodeInfoRequest*,
                            v1::NodeInfo* info) override {
     if (!Wait(context, hang)) return grpc::Status::CANCELLED;
     info->add_backends("host");
+    if (!python.empty()) (*info->mutable_languages())["python"] = python;
     info->set_started_unix_ms(started_unix_ms.load());
     return grpc::Status::OK;
   }
@@ -48,6 +52,13 @@ class FakeHarness final : public v1::Harness::Service {
   }
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest*,
                         grpc::ServerWriter<v1::EvaluateEvent>* writer) override {
+    {
+      std::lock_guard<std::mutex> lock(auth_mu);
+      auto it = context->client_metadata().find("authorization");
+      authorizations.push_back(it == context->client_metadata().end()
+                                   ? std::string()
+                                   : std::string(it->second.data(), it->second.size()));
+    }
     const std::string run_id = "run-" + std::to_string(++evaluations);
     v1::EvaluateEvent admitted;
     admitted.mutable_progress()->set_run_id(run_id);
@@ -283,6 +294,46 @@ TEST_CASE("harness pool: a harness that restarted gets the definition again befo
   REQUIRE(pool.Evaluate(Request(), "host", recorder.Observer(), cancelled).ok());
   CHECK(a.service.puts.load() == 2);
   CHECK(StateOf(pool, a.address) == HarnessState::kHealthy);
+}
+
+TEST_CASE("harness pool: a run goes only where its language runs, with the caller's authorization, "
+          "and every event reaches the observer") {
+  FakeNode no_torch, with_torch;
+  no_torch.service.python = "unavailable: python3 cannot import torch";
+  with_torch.service.python = "runs on host (python3.11, torch 2.4)";
+  HarnessPool pool({no_torch.address, with_torch.address}, "pool-token", nullptr, kFast);
+  REQUIRE(Reaches(pool, no_torch.address, HarnessState::kHealthy));
+  REQUIRE(Reaches(pool, with_torch.address, HarnessState::kHealthy));
+  std::atomic<bool> cancelled{false};
+  int events = 0;
+  AttemptObserver observer;
+  observer.authorization = "Bearer team-token";
+  observer.event = [&events](const std::string&, const v1::EvaluateEvent&) { ++events; };
+  const v1::EvaluateRequest request = Request();
+  HarnessPool::OpenRunStream open = [&request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
+    return stub.Evaluate(c, request);
+  };
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<HarnessRun> run =
+        pool.RunOnPool("scale_add_f32", open, "host", observer, cancelled, 1, "python");
+    REQUIRE(run.ok());
+    CHECK(run->harness == with_torch.address);
+  }
+  CHECK(no_torch.service.evaluations == 0);
+  CHECK(with_torch.service.evaluations == 4);
+  CHECK(events == 8);  // admitted and final, per run
+  {
+    std::lock_guard<std::mutex> lock(with_torch.service.auth_mu);
+    for (const std::string& a : with_torch.service.authorizations) CHECK(a == "Bearer team-token");
+  }
+  // A language both run (or none named) may go to either; without the caller's, the pool's token.
+  absl::StatusOr<HarnessRun> any =
+      pool.RunOnPool("scale_add_f32", open, "host", AttemptObserver{}, cancelled, 1, "cpp");
+  REQUIRE(any.ok());
+  FakeHarness& took = any->harness == no_torch.address ? no_torch.service : with_torch.service;
+  std::lock_guard<std::mutex> lock(took.auth_mu);
+  REQUIRE_FALSE(took.authorizations.empty());
+  CHECK(took.authorizations.back() == "Bearer pool-token");
 }
 
 }  // namespace
