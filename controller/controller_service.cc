@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "access/call_metadata.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/campaign_view.h"
@@ -15,11 +16,6 @@
 namespace kiln::controller {
 
 namespace {
-
-grpc::Status ToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
 
 std::string NewCampaignId() {
   static std::mutex mu;
@@ -117,12 +113,7 @@ void ControllerService::AddHarnesses(const std::string& id, v1::Campaign* campai
 
 absl::StatusOr<Principal> ControllerService::Caller(grpc::ServerContext* context) const {
   if (auth_.open()) return LocalOperator();
-  std::optional<std::string> authorization;
-  const auto& metadata = context->client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    authorization = std::string(it->second.data(), it->second.size());
-  }
-  absl::StatusOr<Principal> caller = auth_.Authenticate(authorization);
+  absl::StatusOr<Principal> caller = auth_.Authenticate(AuthorizationMetadata(*context));
   if (!caller.ok()) {
     std::fprintf(stderr, "kiln-controller: unauthenticated call from %s: %s\n",
                  context->peer().c_str(), std::string(caller.status().message()).c_str());
@@ -216,8 +207,8 @@ grpc::Status ControllerService::StartCampaign(grpc::ServerContext* context,
                                               const v1::StartCampaignRequest* request,
                                               v1::Campaign* response) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
-  if (absl::Status s = RequireOperator(*caller, "starting a campaign"); !s.ok()) return ToGrpc(s);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (absl::Status s = RequireOperator(*caller, "starting a campaign"); !s.ok()) return ToGrpcStatus(s);
   const std::string owner = request->owner().empty() ? caller->name : request->owner();
   if (!ValidPrincipalName(owner)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -246,9 +237,9 @@ grpc::Status ControllerService::StartCampaign(grpc::ServerContext* context,
   row.spec_files_json = files_json.dump();
   row.created_unix_ms = NowUnixMs();
   row.owner = owner;
-  if (absl::Status s = archive_.CreateCampaign(row); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = archive_.CreateCampaign(row); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
-  if (!view.ok()) return ToGrpc(view.status());
+  if (!view.ok()) return ToGrpcStatus(view.status());
   *response = *view;
   Launch(*std::move(spec), std::move(row));
   return grpc::Status::OK;
@@ -258,11 +249,11 @@ grpc::Status ControllerService::GetCampaign(grpc::ServerContext* context,
                                             const v1::GetCampaignRequest* request,
                                             v1::Campaign* response) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<CampaignRow> row = LoadFor(*caller, request->campaign_id());
-  if (!row.ok()) return ToGrpc(row.status());
+  if (!row.ok()) return ToGrpcStatus(row.status());
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
-  if (!view.ok()) return ToGrpc(view.status());
+  if (!view.ok()) return ToGrpcStatus(view.status());
   *response = *view;
   AddHarnesses(row->id, response);
   AddRoundsAndCandidates(row->id, response);
@@ -273,14 +264,14 @@ grpc::Status ControllerService::ListCampaigns(grpc::ServerContext* context,
                                               const v1::ListCampaignsRequest* request,
                                               v1::ListCampaignsResponse* response) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   int limit = request->limit() > 0 ? std::min(request->limit(), 1000) : 50;
   absl::StatusOr<std::vector<CampaignRow>> rows = archive_.ListCampaigns(
       limit, caller->role == Role::kOperator ? std::string() : caller->name);
-  if (!rows.ok()) return ToGrpc(rows.status());
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
   for (const CampaignRow& row : *rows) {
     absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, row);
-    if (!view.ok()) return ToGrpc(view.status());
+    if (!view.ok()) return ToGrpcStatus(view.status());
     *response->add_campaigns() = *view;
   }
   return grpc::Status::OK;
@@ -290,9 +281,9 @@ grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
                                               const v1::WatchCampaignRequest* request,
                                               grpc::ServerWriter<v1::CampaignEvent>* writer) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (absl::StatusOr<CampaignRow> first = LoadFor(*caller, request->campaign_id()); !first.ok()) {
-    return ToGrpc(first.status());
+    return ToGrpcStatus(first.status());
   }
   int64_t seq = request->after_seq();
   while (!context->IsCancelled()) {
@@ -302,12 +293,12 @@ grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
       generation = generation_;
     }
     absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
-    if (!row.ok()) return ToGrpc(row.status());
+    if (!row.ok()) return ToGrpcStatus(row.status());
     absl::StatusOr<std::vector<EventRow>> events = archive_.EventsAfter(row->id, seq);
-    if (!events.ok()) return ToGrpc(events.status());
+    if (!events.ok()) return ToGrpcStatus(events.status());
     if (!events->empty()) {
       absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
-      if (!view.ok()) return ToGrpc(view.status());
+      if (!view.ok()) return ToGrpcStatus(view.status());
       for (const EventRow& e : *events) {
         v1::CampaignEvent event;
         event.set_seq(e.seq);
@@ -333,12 +324,12 @@ grpc::Status ControllerService::CancelCampaign(grpc::ServerContext* context,
                                                const v1::CancelCampaignRequest* request,
                                                v1::Campaign* response) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (absl::Status s = RequireOperator(*caller, "cancelling a campaign"); !s.ok()) {
-    return ToGrpc(s);
+    return ToGrpcStatus(s);
   }
   absl::StatusOr<CampaignRow> row = Load(request->campaign_id());
-  if (!row.ok()) return ToGrpc(row.status());
+  if (!row.ok()) return ToGrpcStatus(row.status());
   std::thread thread;
   if (row->status == "running") {
     std::unique_lock<std::mutex> lock(mu_);
@@ -351,7 +342,7 @@ grpc::Status ControllerService::CancelCampaign(grpc::ServerContext* context,
   }
   if (thread.joinable()) thread.join();
   row = Load(request->campaign_id());
-  if (!row.ok()) return ToGrpc(row.status());
+  if (!row.ok()) return ToGrpcStatus(row.status());
   if (row->status == "running") {  // no runner had it (should not happen): end it here
     row->status = "cancelled";
     row->reason = "cancelled by request";
@@ -361,7 +352,7 @@ grpc::Status ControllerService::CancelCampaign(grpc::ServerContext* context,
     Notify(row->id);
   }
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
-  if (!view.ok()) return ToGrpc(view.status());
+  if (!view.ok()) return ToGrpcStatus(view.status());
   *response = *view;
   return grpc::Status::OK;
 }
@@ -370,9 +361,9 @@ grpc::Status ControllerService::ExportCampaign(grpc::ServerContext* context,
                                                const v1::ExportCampaignRequest* request,
                                                v1::ExportCampaignResponse* response) {
   absl::StatusOr<Principal> caller = Caller(context);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<CampaignRow> row = LoadFor(*caller, request->campaign_id());
-  if (!row.ok()) return ToGrpc(row.status());
+  if (!row.ok()) return ToGrpcStatus(row.status());
   if (row->incumbent_hash.empty()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("campaign ", row->id,
@@ -381,10 +372,10 @@ grpc::Status ControllerService::ExportCampaign(grpc::ServerContext* context,
   }
   absl::StatusOr<std::optional<CandidateRow>> c =
       archive_.GetCandidate(row->id, row->incumbent_hash);
-  if (!c.ok()) return ToGrpc(c.status());
+  if (!c.ok()) return ToGrpcStatus(c.status());
   if (!c->has_value()) return grpc::Status(grpc::StatusCode::INTERNAL, "incumbent not archived");
   absl::StatusOr<v1::Solution> s = ParseSolutionJson((*c)->solution_json);
-  if (!s.ok()) return ToGrpc(s.status());
+  if (!s.ok()) return ToGrpcStatus(s.status());
   response->set_solution_json(SolutionToJson(*s, 2));
   return grpc::Status::OK;
 }

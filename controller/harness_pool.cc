@@ -94,6 +94,10 @@ std::chrono::milliseconds Ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// What a harness has to do before a new run: its queue and runs as of its last answer, plus what
+// this controller has sent there since.
+int Load(const HarnessHealth& h) { return h.queue_depth + h.running + h.in_flight; }
+
 }  // namespace
 
 const char* HarnessStateName(HarnessState state) {
@@ -118,11 +122,6 @@ void HarnessPool::Prepare(grpc::ClientContext* context, double seconds,
   }
 }
 
-void HarnessPool::PrepareCall(grpc::ClientContext* context, double seconds,
-                              const std::string& authorization) const {
-  Prepare(context, seconds, authorization);
-}
-
 std::vector<std::string> HarnessPool::Healthy(double wait_s) const {
   std::vector<std::pair<int, std::string>> loads;
   {
@@ -131,9 +130,7 @@ std::vector<std::string> HarnessPool::Healthy(double wait_s) const {
     for (;;) {
       for (const auto& node : nodes_) {
         if (node->health.state != HarnessState::kHealthy) continue;
-        loads.emplace_back(
-            node->health.queue_depth + node->health.running + node->health.in_flight,
-            node->address);
+        loads.emplace_back(Load(node->health), node->address);
       }
       if (!loads.empty() || stopping_ || std::chrono::steady_clock::now() >= deadline) break;
       changed_.wait_until(lock, deadline);
@@ -388,7 +385,7 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
         auto it = node->languages.find(language);
         if (it != node->languages.end() && absl::StartsWith(it->second, "unavailable")) continue;
       }
-      const int load = node->health.queue_depth + node->health.running + node->health.in_flight;
+      const int load = Load(node->health);
       if (best == nullptr || load < best_load) {
         best = node.get();
         best_load = load;

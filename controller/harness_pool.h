@@ -142,9 +142,9 @@ class HarnessPool {
   std::vector<std::string> Healthy(double wait_s = 0) const;
   // the stub of a configured harness (null when `address` is not one), valid as long as the pool;
   v1::Harness::Stub* StubOf(const std::string& address);
-  // the deadline and `authorization` (else the pool's token) on `context`;
-  void PrepareCall(grpc::ClientContext* context, double seconds,
-                   const std::string& authorization) const;
+  // the deadline and the bearer token (or `authorization`, when given) on `context`;
+  void Prepare(grpc::ClientContext* context, double seconds,
+               const std::string& authorization = "") const;
   // a call to `address` broke on the way: suspect until it answers a probe.
   void ReportBroken(const std::string& address, const std::string& error);
   // Remembers a definition registered on every healthy harness by a caller (PutDefinition through
@@ -189,9 +189,6 @@ class HarnessPool {
                         const std::atomic<bool>& cancelled, absl::StatusOr<v1::Run>* result);
   Node* Find(const std::string& address);
 
-  // Sets the deadline and the bearer token (or `authorization`, when given) on `context`.
-  void Prepare(grpc::ClientContext* context, double seconds,
-               const std::string& authorization = "") const;
 
   std::vector<std::string> addresses_;
   std::string token_;

@@ -46,20 +46,9 @@ grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::St
   return reactor;
 }
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  // absl::StatusCode and grpc::StatusCode share their numbering (the canonical codes).
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
 absl::StatusOr<Principal> HarnessService::Caller(grpc::CallbackServerContext* ctx) const {
   if (context_.auth == nullptr) return LocalOperator();
-  std::optional<std::string> authorization;
-  const auto& metadata = ctx->client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    authorization = std::string(it->second.data(), it->second.size());
-  }
-  absl::StatusOr<Principal> caller = context_.auth->Authenticate(authorization);
+  absl::StatusOr<Principal> caller = context_.auth->Authenticate(AuthorizationMetadata(*ctx));
   if (!caller.ok()) {
     LogEvent(context_.node->quiet, "unauthenticated",
              {{"peer", ctx->peer()}, {"reason", std::string(caller.status().message())}});

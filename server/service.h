@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "access/authenticator.h"
+#include "access/call_metadata.h"
 #include "access/principal_quota.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/evaluation/admission.h"
@@ -36,7 +37,6 @@ struct ServiceContext {
   int max_profiles_per_hour = 30;  // per principal (--max-profiles-per-hour); 0: no limit
 };
 
-grpc::Status ToGrpcStatus(const absl::Status& status);
 // Finishes a unary call with `status` (converted with ToGrpcStatus).
 grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status);
 

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "access/call_metadata.h"
 #include "controller/fleet/merge.h"
 
 namespace kiln::controller {
@@ -21,11 +23,6 @@ constexpr double kUnaryDeadlineS = 60;
 // How long a call waits for a healthy harness when none is (the pool probes every harness
 // every --harness-probe-s; a controller just started has heard from none yet).
 constexpr double kHealthyWaitS = 30;
-
-grpc::Status StatusToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
 
 grpc::Status Named(const grpc::Status& s, const std::string& harness) {
   if (s.ok()) return s;
@@ -80,11 +77,7 @@ FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator aut
     : pool_(pool), index_(index), auth_(std::move(auth)) {}
 
 absl::StatusOr<std::string> FleetService::Authorize(grpc::ServerContext* context) const {
-  std::optional<std::string> authorization;
-  const auto& metadata = context->client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    authorization = std::string(it->second.data(), it->second.size());
-  }
+  const std::optional<std::string> authorization = AuthorizationMetadata(*context);
   if (!auth_.open()) {
     absl::StatusOr<Principal> caller = auth_.Authenticate(authorization);
     if (!caller.ok()) {
@@ -105,17 +98,11 @@ grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
   CancelWatch watch(context);
   AttemptObserver observer;
   observer.authorization = authorization;
-  observer.admitted = [this](const std::string& harness, const std::string& run_id) {
-    if (absl::Status s = index_.Record(run_id, harness); !s.ok()) {
-      std::fprintf(stderr, "kiln-controller: run %s on %s not indexed: %s\n", run_id.c_str(),
-                   harness.c_str(), std::string(s.message()).c_str());
-    }
-  };
-  observer.event = [this, writer](const std::string& harness, const v1::EvaluateEvent& event) {
-    // Runs of a batch other than the first are admitted without the pool hearing of them.
-    if (event.has_progress() && !event.progress().run_id().empty()) {
-      (void)index_.Record(event.progress().run_id(), harness);
-    }
+  std::set<std::string> indexed;  // each run once, not once per progress event
+  observer.event = [this, writer, &indexed](const std::string& harness,
+                                            const v1::EvaluateEvent& event) {
+    // Every run of the stream (a batch's too, which the pool does not hear of) on its first event.
+    IndexOnce(event, harness, &indexed);
     writer->Write(event);
   };
   observer.ended = [writer, max_attempts, attempt = 0](const AttemptEnd& end) mutable {
@@ -139,7 +126,7 @@ grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
       pool_.RunOnPool(definition, open, backend, observer, watch.cancelled, max_attempts, language);
   if (!run.ok()) {
     if (watch.cancelled.load()) return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
-    return StatusToGrpc(run.status());
+    return ToGrpcStatus(run.status());
   }
   return grpc::Status::OK;
 }
@@ -148,7 +135,7 @@ grpc::Status FleetService::Evaluate(grpc::ServerContext* context,
                                     const v1::EvaluateRequest* request,
                                     grpc::ServerWriter<v1::EvaluateEvent>* writer) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   return StreamRuns(
       context, *authorization, request->definition(), request->backend(),
       request->solution().spec().language(),
@@ -161,7 +148,7 @@ grpc::Status FleetService::Evaluate(grpc::ServerContext* context,
 grpc::Status FleetService::Profile(grpc::ServerContext* context, const v1::ProfileRequest* request,
                                    grpc::ServerWriter<v1::EvaluateEvent>* writer) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   // Profiles are taken by Nsight Compute on CUDA harnesses.
   return StreamRuns(
       context, *authorization, request->definition(), "cuda",
@@ -176,22 +163,21 @@ grpc::Status FleetService::EvaluateBatch(grpc::ServerContext* context,
                                          const v1::EvaluateBatchRequest* request,
                                          grpc::ServerWriter<v1::EvaluateEvent>* writer) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   if (request->confirm_runs_size() > 0) {
     // A confirmation evaluates archived runs again: on the harness that holds them.
     absl::StatusOr<std::string> holder = HarnessOfRun(request->confirm_runs(0), *authorization);
-    if (!holder.ok()) return StatusToGrpc(holder.status());
+    if (!holder.ok()) return ToGrpcStatus(holder.status());
     v1::Harness::Stub* stub = pool_.StubOf(*holder);
     if (stub == nullptr) return NoHarness();
     grpc::ClientContext call;
-    pool_.PrepareCall(&call, 6 * 3600, *authorization);
+    pool_.Prepare(&call, 6 * 3600, *authorization);
     std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
         stub->EvaluateBatch(&call, *request);
     v1::EvaluateEvent event;
+    std::set<std::string> indexed;
     while (reader->Read(&event)) {
-      if (event.has_progress() && !event.progress().run_id().empty()) {
-        (void)index_.Record(event.progress().run_id(), *holder);
-      }
+      IndexOnce(event, *holder, &indexed);
       if (context->IsCancelled()) call.TryCancel();
       writer->Write(event);
     }
@@ -207,6 +193,21 @@ grpc::Status FleetService::EvaluateBatch(grpc::ServerContext* context,
       /*max_attempts=*/1, writer);
 }
 
+void FleetService::Index(const std::string& run_id, const std::string& harness) {
+  if (absl::Status s = index_.Record(run_id, harness); !s.ok()) {
+    std::fprintf(stderr, "kiln-controller: run %s on %s not indexed: %s\n", run_id.c_str(),
+                 harness.c_str(), std::string(s.message()).c_str());
+  }
+}
+
+void FleetService::IndexOnce(const v1::EvaluateEvent& event, const std::string& harness,
+                             std::set<std::string>* indexed) {
+  const std::string& run_id =
+      event.has_progress() ? event.progress().run_id() : event.run().run_id();
+  if (run_id.empty() || !indexed->insert(run_id).second) return;
+  Index(run_id, harness);
+}
+
 absl::StatusOr<std::string> FleetService::HarnessOfRun(const std::string& run_id,
                                                        const std::string& authorization) {
   absl::StatusOr<std::optional<std::string>> indexed = index_.HarnessOf(run_id);
@@ -214,13 +215,13 @@ absl::StatusOr<std::string> FleetService::HarnessOfRun(const std::string& run_id
   if (indexed->has_value() && pool_.StubOf(**indexed) != nullptr) return **indexed;
   for (const std::string& address : pool_.Healthy(kHealthyWaitS)) {
     grpc::ClientContext call;
-    pool_.PrepareCall(&call, kUnaryDeadlineS, authorization);
+    pool_.Prepare(&call, kUnaryDeadlineS, authorization);
     v1::GetRunRequest get;
     get.set_run_id(run_id);
     v1::Run run;
     grpc::Status s = pool_.StubOf(address)->GetRun(&call, get, &run);
     if (s.ok()) {
-      (void)index_.Record(run.run_id(), address);
+      Index(run.run_id(), address);
       return address;
     }
     if (Broken(s)) pool_.ReportBroken(address, s.error_message());
@@ -230,23 +231,20 @@ absl::StatusOr<std::string> FleetService::HarnessOfRun(const std::string& run_id
 }
 
 template <typename Request, typename Response, typename Method>
-grpc::Status FleetService::Forward(grpc::ServerContext* context, const std::string& address,
+grpc::Status FleetService::Forward(const std::string& authorization, const std::string& address,
                                    const Request& request, Response* response, Method method) {
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
   std::vector<std::string> candidates;
   if (address.empty()) {
     candidates = pool_.Healthy(kHealthyWaitS);
   } else {
     candidates.push_back(address);
   }
-  if (candidates.empty()) return NoHarness();
   grpc::Status last = NoHarness();
   for (const std::string& target : candidates) {
     v1::Harness::Stub* stub = pool_.StubOf(target);
     if (stub == nullptr) continue;
     grpc::ClientContext call;
-    pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+    pool_.Prepare(&call, kUnaryDeadlineS, authorization);
     grpc::Status s = method(*stub, &call, request, response);
     if (!Broken(s)) return Named(s, target);
     // The harness, not the request: another healthy one may answer.
@@ -257,52 +255,52 @@ grpc::Status FleetService::Forward(grpc::ServerContext* context, const std::stri
 }
 
 template <typename Request, typename Response, typename Method>
-grpc::Status FleetService::Broadcast(grpc::ServerContext* context, const Request& request,
-                                     Response* response, Method method,
-                                     std::vector<std::string>* took) {
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+grpc::Status FleetService::Gather(const std::string& authorization, const Request& request,
+                                  Method method, Reach reach, std::vector<Response>* answers,
+                                  std::vector<std::string>* took) {
   const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
   if (targets.empty()) return NoHarness();
   std::vector<grpc::Status> results(targets.size());
-  std::vector<Response> answers(targets.size());
+  std::vector<Response> responses(targets.size());
   std::vector<std::thread> calls;
   for (size_t i = 0; i < targets.size(); ++i) {
     calls.emplace_back([&, i] {
       grpc::ClientContext call;
-      pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
-      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &answers[i]);
+      pool_.Prepare(&call, kUnaryDeadlineS, authorization);
+      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &responses[i]);
     });
   }
   for (std::thread& t : calls) t.join();
-  std::vector<std::string> refused;
-  grpc::Status first_refusal;
-  int answered = -1;
+  std::vector<std::string> missing;
   for (size_t i = 0; i < targets.size(); ++i) {
     if (results[i].ok()) {
-      if (answered < 0) answered = static_cast<int>(i);
+      answers->push_back(std::move(responses[i]));
       if (took != nullptr) took->push_back(targets[i]);
-    } else if (Broken(results[i])) {
-      pool_.ReportBroken(targets[i], results[i].error_message());
-    } else {
-      if (refused.empty()) first_refusal = Named(results[i], targets[i]);
-      refused.push_back(targets[i]);
+      continue;
     }
+    // A refusal (a bad request, a role, a malformed page token) is the caller's answer,
+    // whatever the other harnesses said.
+    if (!Broken(results[i])) return Named(results[i], targets[i]);
+    pool_.ReportBroken(targets[i], results[i].error_message());
+    missing.push_back(targets[i]);
   }
-  // A refusal (a bad request, a role) is the caller's answer, whatever the other harnesses said.
-  if (!refused.empty()) return first_refusal;
-  if (answered < 0) return Named(results[0], targets[0]);
-  *response = std::move(answers[answered]);
+  // An answer that leaves out a healthy harness without saying so would be wrong, unless the
+  // pool makes up for it (a definition is registered again before that harness's next run).
+  if (!missing.empty() && (reach == Reach::kEvery || answers->empty())) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("kiln-controller: harness ", absl::StrJoin(missing, ", "),
+                                     " did not answer; ask again"));
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
                                   v1::Run* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
-  if (!holder.ok()) return StatusToGrpc(holder.status());
-  return Forward(context, *holder, *request, response,
+  if (!holder.ok()) return ToGrpcStatus(holder.status());
+  return Forward(*authorization, *holder, *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetRunRequest& r,
                     v1::Run* o) { return s.GetRun(c, r, o); });
 }
@@ -310,14 +308,16 @@ grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRun
 grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
                                         const v1::DesignateRunRequest* request,
                                         v1::DesignateRunResponse* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   if (request->clear()) {
     // The caller's designation on this definition and mode, wherever it was made.
     std::vector<v1::DesignateRunResponse> answers;
-    grpc::Status s = Gather(context, *request,
+    grpc::Status s = Gather(*authorization, *request,
                             [](v1::Harness::Stub& st, grpc::ClientContext* c,
                                const v1::DesignateRunRequest& r,
                                v1::DesignateRunResponse* o) { return st.DesignateRun(c, r, o); },
-                            &answers);
+                            Reach::kEvery, &answers);
     if (!s.ok()) return s;
     *response = answers.front();
     for (const v1::DesignateRunResponse& a : answers) {
@@ -325,11 +325,9 @@ grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
     }
     return grpc::Status::OK;
   }
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
   absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
-  if (!holder.ok()) return StatusToGrpc(holder.status());
-  return Forward(context, *holder, *request, response,
+  if (!holder.ok()) return ToGrpcStatus(holder.status());
+  return Forward(*authorization, *holder, *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c,
                     const v1::DesignateRunRequest& r,
                     v1::DesignateRunResponse* o) { return s.DesignateRun(c, r, o); });
@@ -339,12 +337,12 @@ grpc::Status FleetService::GetArtifact(grpc::ServerContext* context,
                                        const v1::GetArtifactRequest* request,
                                        v1::Artifact* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   // Artifacts are named by their content only: the first harness that has it.
   grpc::Status last = NoHarness();
   for (const std::string& address : pool_.Healthy(kHealthyWaitS)) {
     grpc::ClientContext call;
-    pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
+    pool_.Prepare(&call, kUnaryDeadlineS, *authorization);
     grpc::Status s = pool_.StubOf(address)->GetArtifact(&call, *request, response);
     if (s.ok()) return s;
     if (Broken(s)) pool_.ReportBroken(address, s.error_message());
@@ -354,53 +352,17 @@ grpc::Status FleetService::GetArtifact(grpc::ServerContext* context,
   return last;
 }
 
-template <typename Request, typename Response, typename Method>
-grpc::Status FleetService::Gather(grpc::ServerContext* context, const Request& request,
-                                  Method method, std::vector<Response>* answers) {
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
-  const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
-  if (targets.empty()) return NoHarness();
-  std::vector<grpc::Status> results(targets.size());
-  std::vector<Response> responses(targets.size());
-  std::vector<std::thread> calls;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    calls.emplace_back([&, i] {
-      grpc::ClientContext call;
-      pool_.PrepareCall(&call, kUnaryDeadlineS, *authorization);
-      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &responses[i]);
-    });
-  }
-  for (std::thread& t : calls) t.join();
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (results[i].ok()) {
-      answers->push_back(std::move(responses[i]));
-      continue;
-    }
-    // The request itself refused (a malformed page token, an unknown definition): the answer.
-    if (!Broken(results[i])) return Named(results[i], targets[i]);
-    pool_.ReportBroken(targets[i], results[i].error_message());
-    missing.push_back(targets[i]);
-  }
-  // An answer that leaves out a healthy harness's runs without saying so would be wrong.
-  if (!missing.empty()) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("kiln-controller: harness ", absl::StrJoin(missing, ", "),
-                                     " did not answer; ask again"));
-  }
-  return grpc::Status::OK;
-}
-
 grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
                                     const v1::ListRunsRequest* request,
                                     v1::ListRunsResponse* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::ListRunsResponse> pages;
-  grpc::Status s = Gather(context, *request,
+  grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::ListRunsRequest& r,
                              v1::ListRunsResponse* o) { return st.ListRuns(c, r, o); },
-                          &pages);
+                          Reach::kEvery, &pages);
   if (!s.ok()) return s;
   *response = MergeRunPages(pages, request->limit());
   return grpc::Status::OK;
@@ -409,15 +371,17 @@ grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
 grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
                                           const v1::LeaderboardRequest* request,
                                           v1::Leaderboard* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::Leaderboard> boards;
-  grpc::Status s = Gather(context, *request,
+  grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::LeaderboardRequest& r,
                              v1::Leaderboard* o) { return st.GetLeaderboard(c, r, o); },
-                          &boards);
+                          Reach::kEvery, &boards);
   if (!s.ok()) return s;
   absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(boards);
-  if (!merged.ok()) return StatusToGrpc(merged.status());
+  if (!merged.ok()) return ToGrpcStatus(merged.status());
   *response = *std::move(merged);
   return grpc::Status::OK;
 }
@@ -425,38 +389,61 @@ grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
 grpc::Status FleetService::PutDefinition(grpc::ServerContext* context,
                                          const v1::PutDefinitionRequest* request,
                                          v1::PutDefinitionResponse* response) {
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  // A healthy harness that missed it takes it from the pool before its next run.
+  std::vector<v1::PutDefinitionResponse> answers;
   std::vector<std::string> took;
-  grpc::Status s = Broadcast(
-      context, *request, response,
+  grpc::Status s = Gather(
+      *authorization, *request,
       [](v1::Harness::Stub& st, grpc::ClientContext* c, const v1::PutDefinitionRequest& r,
          v1::PutDefinitionResponse* o) { return st.PutDefinition(c, r, o); },
-      &took);
-  if (s.ok()) pool_.RememberDefinition(*request, took);
-  return s;
+      Reach::kAnswered, &answers, &took);
+  if (!s.ok()) return s;
+  pool_.RememberDefinition(*request, took);
+  *response = std::move(answers.front());
+  return grpc::Status::OK;
 }
 
 grpc::Status FleetService::SetDefinitionSettings(grpc::ServerContext* context,
                                                  const v1::SetDefinitionSettingsRequest* request,
                                                  v1::DefinitionDetail* response) {
-  return Broadcast(context, *request, response,
-                   [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                      const v1::SetDefinitionSettingsRequest& r,
-                      v1::DefinitionDetail* o) { return st.SetDefinitionSettings(c, r, o); });
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  std::vector<v1::DefinitionDetail> answers;
+  grpc::Status s = Gather(*authorization, *request,
+                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                             const v1::SetDefinitionSettingsRequest& r, v1::DefinitionDetail* o) {
+                            return st.SetDefinitionSettings(c, r, o);
+                          },
+                          Reach::kEvery, &answers);
+  if (!s.ok()) return s;
+  *response = std::move(answers.front());
+  return grpc::Status::OK;
 }
 
 grpc::Status FleetService::PutSolution(grpc::ServerContext* context,
                                        const v1::PutSolutionRequest* request,
                                        v1::PutSolutionResponse* response) {
-  return Broadcast(context, *request, response,
-                   [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                      const v1::PutSolutionRequest& r,
-                      v1::PutSolutionResponse* o) { return st.PutSolution(c, r, o); });
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  std::vector<v1::PutSolutionResponse> answers;
+  grpc::Status s = Gather(*authorization, *request,
+                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                             const v1::PutSolutionRequest& r,
+                             v1::PutSolutionResponse* o) { return st.PutSolution(c, r, o); },
+                          Reach::kEvery, &answers);
+  if (!s.ok()) return s;
+  *response = std::move(answers.front());
+  return grpc::Status::OK;
 }
 
 grpc::Status FleetService::ListDefinitions(grpc::ServerContext* context,
                                            const v1::ListDefinitionsRequest* request,
                                            v1::ListDefinitionsResponse* response) {
-  return Forward(context, "", *request, response,
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  return Forward(*authorization, "", *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c,
                     const v1::ListDefinitionsRequest& r,
                     v1::ListDefinitionsResponse* o) { return s.ListDefinitions(c, r, o); });
@@ -465,7 +452,9 @@ grpc::Status FleetService::ListDefinitions(grpc::ServerContext* context,
 grpc::Status FleetService::GetDefinition(grpc::ServerContext* context,
                                          const v1::GetDefinitionRequest* request,
                                          v1::DefinitionDetail* response) {
-  return Forward(context, "", *request, response,
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  return Forward(*authorization, "", *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c,
                     const v1::GetDefinitionRequest& r,
                     v1::DefinitionDetail* o) { return s.GetDefinition(c, r, o); });
@@ -474,7 +463,9 @@ grpc::Status FleetService::GetDefinition(grpc::ServerContext* context,
 grpc::Status FleetService::ListSolutions(grpc::ServerContext* context,
                                          const v1::ListSolutionsRequest* request,
                                          v1::ListSolutionsResponse* response) {
-  return Forward(context, "", *request, response,
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  return Forward(*authorization, "", *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c,
                     const v1::ListSolutionsRequest& r,
                     v1::ListSolutionsResponse* o) { return s.ListSolutions(c, r, o); });
@@ -483,7 +474,9 @@ grpc::Status FleetService::ListSolutions(grpc::ServerContext* context,
 grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
                                        const v1::GetNodeInfoRequest* request,
                                        v1::NodeInfo* response) {
-  return Forward(context, "", *request, response,
+  absl::StatusOr<std::string> authorization = Authorize(context);
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
+  return Forward(*authorization, "", *request, response,
                  [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetNodeInfoRequest& r,
                     v1::NodeInfo* o) { return s.GetNodeInfo(c, r, o); });
 }
@@ -492,7 +485,7 @@ grpc::Status FleetService::PutBlob(grpc::ServerContext* context,
                                    grpc::ServerReader<v1::PutBlobChunk>* reader,
                                    v1::PutBlobResponse* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return StatusToGrpc(authorization.status());
+  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
   if (targets.empty()) return NoHarness();
   // Every healthy harness takes the blob as it streams in (a workload's inputs must be on the
@@ -508,7 +501,7 @@ grpc::Status FleetService::PutBlob(grpc::ServerContext* context,
   for (const std::string& address : targets) {
     auto upload = std::make_unique<Upload>();
     upload->address = address;
-    pool_.PrepareCall(&upload->context, 3600, *authorization);
+    pool_.Prepare(&upload->context, 3600, *authorization);
     upload->writer = pool_.StubOf(address)->PutBlob(&upload->context, &upload->response);
     uploads.push_back(std::move(upload));
   }

@@ -12,7 +12,8 @@
 //                       harness that holds the runs it confirms).
 //   PutDefinition, PutSolution, SetDefinitionSettings
 //                       every healthy harness; a definition is remembered and registered on a
-//                       harness that comes back or joins before it takes a run.
+//                       harness that comes back (or missed the call) before it takes a run; a
+//                       solution or setting is refused unless every healthy harness took it.
 //   GetRun, GetArtifact, DesignateRun
 //                       the harness the index names (clearing a designation: every healthy
 //                       harness); a run the index does not have (made on a
@@ -37,6 +38,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,20 +103,28 @@ class FleetService final : public v1::Harness::Service {
   // GetRun for it (then recorded). NOT_FOUND when none has it.
   absl::StatusOr<std::string> HarnessOfRun(const std::string& run_id,
                                            const std::string& authorization);
-  // A unary call to the least loaded healthy harness, or to `address` when given.
+  // Records where `run_id` is (errors are logged: the run goes on unindexed, found later by
+  // asking every harness).
+  void Index(const std::string& run_id, const std::string& harness);
+  // Index, for the run an event names, the first time `indexed` sees it.
+  void IndexOnce(const v1::EvaluateEvent& event, const std::string& harness,
+                 std::set<std::string>* indexed);
+  // A unary call to the least loaded healthy harness that answers, or to `address` when given.
   template <typename Request, typename Response, typename Method>
-  grpc::Status Forward(grpc::ServerContext* context, const std::string& address,
+  grpc::Status Forward(const std::string& authorization, const std::string& address,
                        const Request& request, Response* response, Method method);
-  // A unary call to every healthy harness (all at once), every answer kept: a refusal is the
-  // caller's answer (naming the harness), a harness that did not answer makes it UNAVAILABLE.
+  // Which healthy harnesses must answer a call to all of them.
+  enum class Reach {
+    kEvery,     // every one (a listing, a solution or a setting there is no other way to get)
+    kAnswered,  // one at least (the pool registers a definition again where one is missing)
+  };
+  // A unary call to every healthy harness at once, every answer kept (and in `took` who gave it):
+  // a refusal (a bad request, a role) is the caller's answer, naming the harness; a harness that
+  // did not answer makes it UNAVAILABLE as `reach` says.
   template <typename Request, typename Response, typename Method>
-  grpc::Status Gather(grpc::ServerContext* context, const Request& request, Method method,
-                      std::vector<Response>* answers);
-  // A unary call to every healthy harness (all at once); the first answer is returned. A harness
-  // that refuses the call is reported, naming it; UNAVAILABLE when none is healthy.
-  template <typename Request, typename Response, typename Method>
-  grpc::Status Broadcast(grpc::ServerContext* context, const Request& request, Response* response,
-                         Method method, std::vector<std::string>* took = nullptr);
+  grpc::Status Gather(const std::string& authorization, const Request& request, Method method,
+                      Reach reach, std::vector<Response>* answers,
+                      std::vector<std::string>* took = nullptr);
 
   HarnessPool& pool_;
   RunIndex& index_;
