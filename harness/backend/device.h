@@ -36,6 +36,10 @@ struct TimedWork {
 struct MemoryRegion {
   const void* data = nullptr;
   int64_t bytes = 0;
+  // Mixed into the region's device checksum: pass a stable index of what the region is (the
+  // same region, the same key), so that a value does not depend on which regions were
+  // checksummed with it.
+  uint64_t key = 0;
 };
 
 class Device : public TimedDevice {
@@ -57,6 +61,11 @@ class Device : public TimedDevice {
   virtual absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) = 0;
   // Sets `bytes` bytes at `dst` to `value`.
   virtual absl::Status Fill(void* dst, uint8_t value, int64_t bytes) = 0;
+  // Fill, queued on the solution's stream: complete once the next Synchronize or Flush has
+  // returned, and before any work queued after it on that stream. Default: Fill.
+  virtual absl::Status QueueFill(void* dst, uint8_t value, int64_t bytes) {
+    return Fill(dst, value, bytes);
+  }
   // Waits until all work enqueued on the solution's stream has finished and reports a failure
   // of that work (an illegal address on a GPU, for instance).
   virtual absl::Status Synchronize() = 0;
@@ -90,6 +99,9 @@ class Device : public TimedDevice {
   // How long the GPU work of the last TimeCall ran after the solution's stream was idle, in ms
   // (work on a stream the solution did not join to its own); 0 where the timer cannot tell.
   virtual double LastCallUnjoinedMs() const { return 0; }
+  // The same for each call of the last TakeDeferredSamples, in call order (a timer that defers
+  // its samples knows it only once it has read them); empty where the timer cannot tell.
+  virtual std::vector<double> DeferredUnjoinedMs() const { return {}; }
   // The GPU work of the calls timed since the last TakeTimedWork, by kind (the CUPTI timer's
   // activity records), and clears it; empty where the timer cannot tell.
   virtual std::vector<TimedWork> TakeTimedWork() { return {}; }

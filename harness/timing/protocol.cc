@@ -24,14 +24,20 @@ struct Run {
   int64_t flush_bytes;
 };
 
-absl::Status CallIfSet(const std::function<absl::Status()>& f) {
-  return f ? f() : absl::OkStatus();
+absl::Status BeforeCall(const Run& run, bool flushed) {
+  return run.work.before_call ? run.work.before_call(flushed) : absl::OkStatus();
+}
+
+absl::Status CheckSample(const Run& run, double ms) {
+  if (std::isfinite(ms) && ms >= 0) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("timer '", run.device.TimerName(), "' returned an invalid sample: ", ms, " ms"));
 }
 
 // An untimed call. flashinfer-bench flushes before warmup calls too (bench_gpu_time_with_cupti
 // and do_bench both zero the buffer before every dry run); KernelBench's warmup does not.
 absl::Status WarmupCall(const Run& run, bool flush) {
-  if (absl::Status s = CallIfSet(run.work.before_call); !s.ok()) return s;
+  if (absl::Status s = BeforeCall(run, flush); !s.ok()) return s;
   if (flush) {
     if (absl::Status s = run.device.Flush(run.flush_bytes); !s.ok()) return s;
   }
@@ -40,18 +46,24 @@ absl::Status WarmupCall(const Run& run, bool flush) {
 }
 
 // One sample: before_call, flush (which leaves the device idle), the timed call, after_call.
+// `ms` null: the device defers the sample (TimeCallDeferred).
 absl::Status TimedSample(const Run& run, double* ms, bool* throttled) {
-  if (absl::Status s = CallIfSet(run.work.before_call); !s.ok()) return s;
+  if (absl::Status s = BeforeCall(run, /*flushed=*/true); !s.ok()) return s;
   if (absl::Status s = run.device.Flush(run.flush_bytes); !s.ok()) return s;
   *throttled = false;
-  absl::StatusOr<double> sample = run.device.TimeCall(run.work.call, throttled);
-  if (!sample.ok()) return sample.status();
-  if (!std::isfinite(*sample) || *sample < 0) {
-    return absl::InternalError(absl::StrCat("timer '", run.device.TimerName(),
-                                            "' returned an invalid sample: ", *sample, " ms"));
+  if (ms == nullptr) {
+    if (absl::Status s = run.device.TimeCallDeferred(run.work.call, throttled); !s.ok()) return s;
+  } else {
+    absl::StatusOr<double> sample = run.device.TimeCall(run.work.call, throttled);
+    if (!sample.ok()) return sample.status();
+    if (absl::Status s = CheckSample(run, *sample); !s.ok()) return s;
+    *ms = *sample;
   }
-  *ms = *sample;
   return run.work.after_call ? run.work.after_call(/*timed=*/true) : absl::OkStatus();
+}
+
+absl::Status AfterSamples(const Run& run, int trial) {
+  return run.work.after_samples ? run.work.after_samples(trial) : absl::OkStatus();
 }
 
 absl::Status PrepareTrial(const Run& run, int trial) {
@@ -67,15 +79,33 @@ absl::Status RunFixed(const Run& run, bool flush_warmup, v1::TimingResult* resul
     for (int i = 0; i < run.config.warmup(); ++i) {
       if (absl::Status s = WarmupCall(run, flush_warmup); !s.ok()) return s;
     }
+    // A device that defers its samples is read once per trial, after the timed calls.
+    const bool deferred = run.device.DefersSamples();
     std::vector<double> trial_samples;
     trial_samples.reserve(run.config.iterations());
     for (int i = 0; i < run.config.iterations(); ++i) {
       double ms = 0;
       bool is_throttled = false;
-      if (absl::Status s = TimedSample(run, &ms, &is_throttled); !s.ok()) return s;
+      if (absl::Status s = TimedSample(run, deferred ? nullptr : &ms, &is_throttled); !s.ok()) {
+        return s;
+      }
       *throttled += is_throttled ? 1 : 0;
-      trial_samples.push_back(ms);
+      if (!deferred) trial_samples.push_back(ms);
     }
+    if (deferred) {
+      absl::StatusOr<std::vector<double>> taken = run.device.TakeDeferredSamples();
+      if (!taken.ok()) return taken.status();
+      if (static_cast<int>(taken->size()) != run.config.iterations()) {
+        return absl::InternalError(absl::StrCat("timer '", run.device.TimerName(), "' returned ",
+                                                taken->size(), " deferred samples for ",
+                                                run.config.iterations(), " timed calls"));
+      }
+      for (double ms : *taken) {
+        if (absl::Status s = CheckSample(run, ms); !s.ok()) return s;
+      }
+      trial_samples = *std::move(taken);
+    }
+    if (absl::Status s = AfterSamples(run, trial); !s.ok()) return s;
     result->add_trial_medians_ms(Median(trial_samples));
     samples->insert(samples->end(), trial_samples.begin(), trial_samples.end());
   }
@@ -128,7 +158,7 @@ absl::Status RunRobust(const Run& run, std::vector<double>* kept, RobustOutcome*
     }
   }
   absl::StrAppendFormat(&out->stop_reason, " (relative stdev %.3g%%)", criterion.noise() * 100);
-  return absl::OkStatus();
+  return AfterSamples(run, 0);
 }
 
 void FillStatistics(const std::vector<double>& samples, v1::TimingResult* r) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -50,15 +51,39 @@ class TimedDevice {
   // compares the work of timed calls (CUPTI: the same kernels, copies and fills) compares them
   // only with calls on the same inputs. Called before every prepare_trial.
   virtual void StartInputSet() {}
+
+  // Deferred samples. A timer that reads its samples more cheaply in one batch (CUPTI: one
+  // flush of the activity buffers after a trial's timed calls, as flashinfer-bench flushes once
+  // after its timed loop, instead of one flush per call between the calls) says so here. The
+  // fixed-count protocols then time each call of a trial with TimeCallDeferred, which runs the
+  // call and waits for the device exactly as TimeCall does but returns no sample, and read the
+  // trial's samples in call order with TakeDeferredSamples. Robust mode, which decides after
+  // every sample whether to stop, always uses TimeCall.
+  virtual bool DefersSamples() const { return false; }
+  virtual absl::Status TimeCallDeferred(const std::function<absl::Status()>& call,
+                                        bool* throttled) {
+    (void)call;
+    (void)throttled;
+    return absl::UnimplementedError("this timer does not defer samples");
+  }
+  virtual absl::StatusOr<std::vector<double>> TakeDeferredSamples() {
+    return absl::UnimplementedError("this timer does not defer samples");
+  }
 };
 
 struct TimedCall {
   std::function<absl::Status(int trial)> prepare_trial;  // fresh inputs for this trial
-  std::function<absl::Status()> before_call;             // untimed (poison outputs, ...)
-  std::function<absl::Status()> call;                    // timed
+  // Untimed (poison outputs, ...). `flushed`: a Flush follows before the call, and it waits for
+  // the device, so work this queues on the device need not be waited for here.
+  std::function<absl::Status(bool flushed)> before_call;
+  std::function<absl::Status()> call;  // timed
   // Untimed (integrity checks, ...). `timed`: the call was a timed sample, so the device's
   // TimeCall has waited for the device; false after a warmup call.
   std::function<absl::Status(bool timed)> after_call;
+  // Untimed, optional: after the timed calls of trial `trial` and once their samples are known
+  // (with a device that defers samples, after TakeDeferredSamples): the checks that need what
+  // the timer saw of every call.
+  std::function<absl::Status(int trial)> after_samples;
 };
 
 // The defaults of a mode ("official" | "kernelbench" | "robust"; "" gives official, the default

@@ -53,6 +53,24 @@ class CostedDevice : public TimedDevice {
     ++*calls_;
     return ms;
   }
+  bool DefersSamples() const override { return inner_.DefersSamples(); }
+  absl::Status TimeCallDeferred(const std::function<absl::Status()>& call,
+                                bool* throttled) override {
+    const auto t0 = Clock::now();
+    absl::Status s = inner_.TimeCallDeferred(call, throttled);
+    *timed_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    ++*calls_;
+    return s;
+  }
+  absl::StatusOr<std::vector<double>> TakeDeferredSamples() override {
+    const auto t0 = Clock::now();
+    absl::StatusOr<std::vector<double>> samples = inner_.TakeDeferredSamples();
+    *timed_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (samples.ok()) {
+      for (double ms : *samples) *span_ms_ += ms;
+    }
+    return samples;
+  }
   std::string TimerName() const override { return inner_.TimerName(); }
   int64_t DefaultFlushBytes() const override { return inner_.DefaultFlushBytes(); }
   std::string DeviceName() const override { return inner_.DeviceName(); }
@@ -329,10 +347,11 @@ absl::Status Evaluation::Measure() {
     if (s.ok()) Report("warmup", trial);
     return s;
   };
-  work.before_call = [this, warmup = config.warmup()] {
+  work.before_call = [this, warmup = config.warmup()](bool flushed) {
     if (++calls_in_trial_ == warmup + 1) Report("timing", current_trial_);
     const auto t0 = Clock::now();
-    absl::Status s = tensors_->RenewOutputs();
+    // Before a flushed call the poison is only queued: the flush waits for the device.
+    absl::Status s = tensors_->RenewOutputs(/*wait=*/!flushed);
     costs_.before += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;
   };
@@ -342,13 +361,21 @@ absl::Status Evaluation::Measure() {
     const auto t0 = Clock::now();
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
-    absl::Status s = CheckCall(what, /*after_timer=*/timed);
+    // The timed outputs' checksums in the same pass as the inputs' where the outputs are
+    // already in place (not for a value-returning candidate: collected below).
+    std::vector<uint64_t> output_sums;
+    const bool combined =
+        timed && checks_ && !inplace_ && !nondeterministic_ && !collect_timed_;
+    absl::Status s = CheckCall(what, /*after_timer=*/timed, combined ? &output_sums : nullptr);
     if (s.ok()) s = CheckUnjoinedTimedWork(what);
     // A value-returning candidate's outputs of this call, collected now that the timer stopped.
     if (s.ok() && collect_timed_) s = Collect(what);
-    if (s.ok()) s = CheckTimedOutputs();
+    if (s.ok()) s = CheckTimedOutputs(combined ? &output_sums : nullptr);
     costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;
+  };
+  work.after_samples = [this, warmup = config.warmup()](int trial) {
+    return CheckUnjoinedDeferredWork(trial, warmup);
   };
   device_->TakeTimedWork();  // what an earlier request's failed timing left
   CostedDevice costed(*device_, &costs_.flush, &costs_.timed, &costs_.span_ms,

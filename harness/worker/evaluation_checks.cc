@@ -99,10 +99,19 @@ absl::StatusOr<std::string> Evaluation::DifferingOutput(bool within_tolerance) {
   return std::string();
 }
 
-absl::Status Evaluation::CheckTimedOutputs() {
+absl::Status Evaluation::CheckTimedOutputs(const std::vector<uint64_t>* sums) {
   if (!checks_ || inplace_ || nondeterministic_) return absl::OkStatus();
   const auto t0 = Clock::now();
-  absl::StatusOr<std::string> differs = DifferingOutput(false);
+  absl::StatusOr<std::string> differs = std::string();
+  if (sums == nullptr) {
+    differs = DifferingOutput(false);
+  } else {
+    for (int o = 0; o < tensors_->num_outputs(); ++o) {
+      if ((*sums)[o] == checked_sums_[o]) continue;
+      differs = tensors_->output_spec(o).name();
+      break;
+    }
+  }
   costs_.output_sums += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!differs.ok() || differs->empty()) return differs.status();
   // Which of two things happened: the timed call left (part of) the output unwritten, holding
@@ -215,7 +224,24 @@ absl::Status Evaluation::CheckUnjoinedTimedWork(const std::string& what) {
                    "ctx->stream (record an event there and make ctx->stream wait for it)")));
 }
 
-absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer) {
+absl::Status Evaluation::CheckUnjoinedDeferredWork(int trial, int warmup) {
+  constexpr double kSlackMs = 0.1;  // as CheckUnjoinedTimedWork's
+  if (!checks_ || !device_->DefersSamples()) return absl::OkStatus();
+  const std::vector<double> unjoined = device_->DeferredUnjoinedMs();
+  for (size_t k = 0; k < unjoined.size(); ++k) {
+    if (unjoined[k] <= kSlackMs) continue;
+    return Rejected(integrity::Reason(
+        integrity::kWorkAfterReturn,
+        absl::StrCat("GPU work of timed call ", warmup + 1 + static_cast<int>(k), " of trial ",
+                     trial, " ran ", absl::SixDigits(unjoined[k]),
+                     " ms after ctx->stream was idle: work on another stream was not joined to "
+                     "ctx->stream (record an event there and make ctx->stream wait for it)")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
+                                   std::vector<uint64_t>* output_sums) {
   if (last_return_ != 0) {
     if (external_ != nullptr) {
       return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
@@ -235,7 +261,7 @@ absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer) {
   // Up to the device's idle point: on a GPU the call returns before its work ends.
   const auto t1 = Clock::now();
   const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
-  s = tensors_->CheckInputsUnchanged(input_checksums_);
+  s = tensors_->CheckInputsUnchanged(input_checksums_, output_sums);
   const auto t2 = Clock::now();
   costs_.sync += std::chrono::duration<double>(t1 - t0).count();
   costs_.input_sums += std::chrono::duration<double>(t2 - t1).count();

@@ -115,8 +115,12 @@ class Evaluation {
   // `window` has passed since `returned`.
   absl::Status CheckNoDeferredWrites(int trial, const std::vector<uint64_t>& at_return,
                                      Clock::time_point returned, std::chrono::milliseconds window);
-  // The outputs of a timed call against the checked call's.
-  absl::Status CheckTimedOutputs();
+  // The outputs of a timed call against the checked call's; `sums`: their checksums, already
+  // computed (CheckCall's), or null to compute them here.
+  absl::Status CheckTimedOutputs(const std::vector<uint64_t>* sums = nullptr);
+  // integrity.work_after_return for the timed calls of `trial` on a device that defers its
+  // samples: what the timer saw of each call once the samples were read.
+  absl::Status CheckUnjoinedDeferredWork(int trial, int warmup);
   absl::Status Recheck(int trial);
   // ExternalEntry::fill_inputs with `seed`, when there is one.
   absl::Status FillExternalInputs(uint64_t seed, const std::string& what);
@@ -140,7 +144,10 @@ class Evaluation {
   // Return code, device errors and input integrity of the last Call; then the helper threads'
   // CPU time around it (`what` names the call in a rejection). `after_timer`: the call was
   // timed, and the timer has waited for the device to be idle.
-  absl::Status CheckCall(const std::string& what, bool after_timer = false);
+  // `output_sums` (not null): the outputs' checksums are computed in the same pass as the
+  // inputs' (one wait for the device instead of two) and returned there.
+  absl::Status CheckCall(const std::string& what, bool after_timer = false,
+                         std::vector<uint64_t>* output_sums = nullptr);
   // Whether the current outputs equal the checked call's: bitwise, or within the definition's
   // tolerances when it allows nondeterminism. Names the first output that differs.
   absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);

@@ -1,6 +1,7 @@
 #include "harness/worker/helper_threads.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -65,16 +67,20 @@ bool OthersRunning() {
   bool running = false;
   while (dirent* entry = readdir(dir)) {
     if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
-    std::string path = absl::StrCat("/proc/self/task/", entry->d_name, "/stat");
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (f == nullptr) continue;  // exited meanwhile
-    char line[512] = {};
-    size_t n = std::fread(line, 1, sizeof(line) - 1, f);
-    std::fclose(f);
+    // Read with plain syscalls: this runs after every call, with dozens of threads in a Python
+    // worker, and stdio's buffers cost more than the read itself.
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // exited meanwhile
+    char line[512];
+    const ssize_t n = read(fd, line, sizeof(line));
+    close(fd);
+    if (n <= 0) continue;
     // "tid (comm) S ...": the state follows the last ')' (comm may contain one).
-    std::string text(line, n);
-    size_t close = text.rfind(')');
-    if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') {
+    const std::string_view text(line, static_cast<size_t>(n));
+    const size_t paren = text.rfind(')');
+    if (paren != std::string_view::npos && paren + 2 < text.size() && text[paren + 2] == 'R') {
       running = true;
       break;
     }

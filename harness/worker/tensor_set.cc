@@ -207,12 +207,14 @@ absl::Status TensorSet::GenerateInputs(uint64_t seed, const std::string& blob_ro
   return absl::OkStatus();
 }
 
-absl::Status TensorSet::Poison(Slot& slot) {
+absl::Status TensorSet::Poison(Slot& slot, bool wait) {
   if (slot.host) {
     PoisonHost(slot.spec.dtype(), Data(slot), static_cast<size_t>(slot.bytes));
     return absl::OkStatus();
   }
-  return device_.Fill(Data(slot), PoisonByte(slot.spec.dtype()), slot.bytes);
+  const uint8_t poison = PoisonByte(slot.spec.dtype());
+  return wait ? device_.Fill(Data(slot), poison, slot.bytes)
+              : device_.QueueFill(Data(slot), poison, slot.bytes);
 }
 
 absl::Status TensorSet::AllocateOutputs() {
@@ -230,11 +232,11 @@ absl::Status TensorSet::AllocateOutputs() {
   return RenewOutputs();
 }
 
-absl::Status TensorSet::RenewOutputs() {
+absl::Status TensorSet::RenewOutputs(bool wait) {
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     Slot& slot = *slots_[i];
     if (!slot.spec.scalar()) std::swap(slot.device_buffer, slot.spare_buffer);
-    absl::Status s = Poison(slot);
+    absl::Status s = Poison(slot, wait);
     if (!s.ok()) return s;
   }
   RebuildArgs();
@@ -278,7 +280,7 @@ absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t 
     const Slot& slot = *slots_[i];
     if (i < num_inputs_ && (slot.input == nullptr || slot.inplace)) continue;
     if (!slot.host && device_checksums_) {
-      on_device.push_back({Data(slot), slot.bytes});
+      on_device.push_back({Data(slot), slot.bytes, static_cast<uint64_t>(i)});
       device_slots.push_back(i - begin);
       continue;
     }
@@ -373,9 +375,14 @@ absl::Status TensorSet::PerturbInputs(uint64_t seed, uint64_t perturb_seed,
   return absl::OkStatus();
 }
 
-absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before) {
-  absl::StatusOr<std::vector<uint64_t>> after = InputChecksums();
+absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before,
+                                             std::vector<uint64_t>* output_sums) {
+  absl::StatusOr<std::vector<uint64_t>> after =
+      output_sums != nullptr ? Checksums(0, slots_.size()) : InputChecksums();
   if (!after.ok()) return after.status();
+  if (output_sums != nullptr) {
+    output_sums->assign(after->begin() + static_cast<std::ptrdiff_t>(num_inputs_), after->end());
+  }
   for (size_t i = 0; i < num_inputs_ && i < before.size(); ++i) {
     if ((*after)[i] != before[i]) {
       return Rejected(integrity::Reason(

@@ -43,14 +43,18 @@ class TensorSet {
   // Allocates both buffers of every output anew (releasing the old ones), then RenewOutputs.
   absl::Status AllocateOutputs();
   // Switches every output to its other buffer and fills it with the poison of its dtype.
-  absl::Status RenewOutputs();
+  // `wait` false: the fill is only queued (Device::QueueFill); the caller synchronizes or
+  // flushes before the next call.
+  absl::Status RenewOutputs(bool wait = true);
   // A checksum of each input, definition order: computed on the device when the backend can
   // (Device::ChecksumOnDevice), else Checksum64 of a host copy. Values compare only with values
   // from the same TensorSet.
   absl::StatusOr<std::vector<uint64_t>> InputChecksums();
   // REJECTED "integrity.input_mutation: input 'x' was modified by the call" when an input's
-  // checksum differs from `before`.
-  absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before);
+  // checksum differs from `before`. `output_sums` (not null): OutputChecksums() too, computed in
+  // the same pass (one wait for the device), returned there whatever the inputs held.
+  absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before,
+                                    std::vector<uint64_t>* output_sums = nullptr);
   // Checksums of the current outputs, definition order, computed like InputChecksums.
   absl::StatusOr<std::vector<uint64_t>> OutputChecksums();
   // Checksums of the outputs' other buffers (those of the call before the last RenewOutputs),
@@ -98,7 +102,7 @@ class TensorSet {
                        const v1::TensorSpec& spec, const v1::WorkloadInput* input,
                        const std::string& where);
   absl::Status AllocateSlot(Slot& slot);
-  absl::Status Poison(Slot& slot);
+  absl::Status Poison(Slot& slot, bool wait = true);
   // Checksums of slots [begin, end); slots without data get 0.
   absl::StatusOr<std::vector<uint64_t>> Checksums(size_t begin, size_t end);
   // Whether the slot's random values come from the device's generator (checked once per

@@ -238,6 +238,13 @@ absl::Status CudaDevice::Fill(void* dst, uint8_t value, int64_t bytes) {
   return Check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
+absl::Status CudaDevice::QueueFill(void* dst, uint8_t value, int64_t bytes) {
+  if (!failure_.ok()) return failure_;
+  if (bytes <= 0) return absl::OkStatus();
+  return Check(rt_.MemsetAsync(dst, value, static_cast<size_t>(bytes), stream_),
+               "cudaMemsetAsync");
+}
+
 absl::Status CudaDevice::SynchronizeDevice() {
   if (!failure_.ok()) return failure_;
   return Check(rt_.DeviceSynchronize(), "cudaDeviceSynchronize");
@@ -367,6 +374,31 @@ absl::StatusOr<double> CudaDevice::TimeCall(const std::function<absl::Status()>&
   // Read after the call: reading NVML between the call and the end event would lengthen an
   // events sample. The clock does not drop within the microseconds since the work ended.
   if (ms.ok() && throttled != nullptr && clocks_ != nullptr) *throttled = clocks_->Throttled();
+  return ms;
+}
+
+absl::Status CudaDevice::TimeCallDeferred(const std::function<absl::Status()>& call,
+                                          bool* throttled) {
+  if (throttled != nullptr) *throttled = false;
+  if (!failure_.ok()) return failure_;
+  if (cupti_ == nullptr) return TimedDevice::TimeCallDeferred(call, throttled);
+  last_unjoined_ms_ = 0;  // known once the samples are taken
+  absl::Status s = cupti_->TimeCallDeferred(
+      call, [this] { return SynchronizeStream(); }, [this] { return SynchronizeDevice(); });
+  if (s.ok() && throttled != nullptr && clocks_ != nullptr) *throttled = clocks_->Throttled();
+  return s;
+}
+
+absl::StatusOr<std::vector<double>> CudaDevice::TakeDeferredSamples() {
+  deferred_unjoined_ms_.clear();
+  if (cupti_ == nullptr) return TimedDevice::TakeDeferredSamples();
+  absl::StatusOr<std::vector<CuptiTimer::Sample>> samples = cupti_->TakeDeferred();
+  if (!samples.ok()) return samples.status();
+  std::vector<double> ms;
+  for (const CuptiTimer::Sample& sample : *samples) {
+    ms.push_back(sample.ms);
+    deferred_unjoined_ms_.push_back(static_cast<double>(sample.unjoined_ns) / 1e6);
+  }
   return ms;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "harness/backend/cuda/cuda_runtime_api.h"
@@ -50,6 +51,7 @@ class CudaDevice final : public Device {
   absl::Status SynchronizeStream() override;
   absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) override;
   absl::Status Fill(void* dst, uint8_t value, int64_t bytes) override;
+  absl::Status QueueFill(void* dst, uint8_t value, int64_t bytes) override;
   // Waits for all work on the device (a solution may use streams of its own; outputs are read
   // right after) and reports a failed launch of the solution (cudaGetLastError) or a fault.
   absl::Status Synchronize() override;
@@ -73,6 +75,12 @@ class CudaDevice final : public Device {
                                   bool* throttled) override;
   std::string TimerName() const override { return cupti_ != nullptr ? "cupti" : "events"; }
   double LastCallUnjoinedMs() const override { return last_unjoined_ms_; }
+  // The CUPTI timer defers: one flush of its records per trial, not one per call.
+  bool DefersSamples() const override { return cupti_ != nullptr; }
+  absl::Status TimeCallDeferred(const std::function<absl::Status()>& call,
+                                bool* throttled) override;
+  absl::StatusOr<std::vector<double>> TakeDeferredSamples() override;
+  std::vector<double> DeferredUnjoinedMs() const override { return deferred_unjoined_ms_; }
   void StartInputSet() override {
     if (cupti_ != nullptr) cupti_->StartInputSet();
   }
@@ -117,6 +125,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<DeviceKernels> kernels_;
   bool kernels_tried_ = false;
   double last_unjoined_ms_ = 0;  // of the last TimeCall (CUPTI timer only)
+  std::vector<double> deferred_unjoined_ms_;  // of the last TakeDeferredSamples
   std::string clocks_unavailable_;  // why clocks_ is null
   std::string timer_fallback_reason_;
   absl::Status failure_;

@@ -1,5 +1,6 @@
 #include "harness/backend/cuda/cupti_timer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -12,8 +13,8 @@ namespace kiln {
 namespace {
 
 // Activity buffers are 1 MiB (CUPTI recommends 1 to 10 MB; one timed call's records fill a few
-// KB) and reused: every timed call ends with a flush, which hands the current buffer back, and
-// CUPTI asks for a new one at the next CUDA call. With a fresh 8 MiB buffer each time that next
+// KB) and reused: every flush (after each trial's timed calls, and after each call timed at once)
+// hands the current buffer back, and CUPTI asks for a new one at the next CUDA call. With a fresh 8 MiB buffer each time that next
 // call took about 0.4 ms on an H200 (docs/verdict-time.md).
 constexpr size_t kBufferBytes = size_t{1} << 20;
 constexpr size_t kBufferAlignment = 8;  // CUPTI's requirement for activity buffers
@@ -176,33 +177,53 @@ absl::StatusOr<std::unique_ptr<CuptiTimer>> CuptiTimer::Create(const std::string
   return std::unique_ptr<CuptiTimer>(new CuptiTimer(**api));
 }
 
-absl::StatusOr<double> CuptiTimer::TimeCall(
+void CuptiTimer::StartCollecting() {
+  ActivityLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  log.collecting = true;
+  log.api_records.clear();
+  log.gpu_records.clear();
+  log.dropped = 0;
+}
+
+absl::StatusOr<CuptiTimer::Window> CuptiTimer::RunCall(
     const std::function<absl::Status()>& call,
     const std::function<absl::Status()>& synchronize_stream,
-    const std::function<absl::Status()>& synchronize, int64_t* unjoined_ns) {
-  if (unjoined_ns != nullptr) *unjoined_ns = 0;
-  ActivityLog& log = Log();
-  {
-    std::lock_guard<std::mutex> lock(log.mu);
-    log.collecting = true;
-    log.api_records.clear();
-    log.gpu_records.clear();
-    log.dropped = 0;
-  }
-  uint64_t t0 = 0, t1 = 0, stream_idle = 0;
-  CUptiResult before = api_.GetTimestamp(&t0);
+    const std::function<absl::Status()>& synchronize) {
+  Window w;
+  CUptiResult before = api_.GetTimestamp(&w.t0);
   absl::Status status = call();
   absl::Status synced = synchronize_stream();
-  CUptiResult idle = api_.GetTimestamp(&stream_idle);
+  w.idle_known = api_.GetTimestamp(&w.stream_idle) == CUPTI_SUCCESS;
   if (synced.ok()) synced = synchronize();
-  CUptiResult after = api_.GetTimestamp(&t1);
-  // After the synchronize every record of the call is complete, so a normal flush delivers
+  CUptiResult after = api_.GetTimestamp(&w.t1);
+  if (!status.ok()) return status;
+  if (!synced.ok()) return synced;
+  if (absl::Status s = Check(api_, before, "cuptiGetTimestamp"); !s.ok()) return s;
+  if (absl::Status s = Check(api_, after, "cuptiGetTimestamp"); !s.ok()) return s;
+  return w;
+}
+
+absl::StatusOr<std::vector<CuptiTimer::Sample>> CuptiTimer::Spans(
+    const std::vector<Window>& windows) {
+  ActivityLog& log = Log();
+  // After the synchronize every record of the calls is complete, so a normal flush delivers
   // them; a forced one is the fallback for a buffer that also holds an unfinished record.
   CUptiResult flushed = api_.ActivityFlushAll(0);
-  CallSpan span = Span(t0, t1);
-  if (span.records == 0 && flushed == CUPTI_SUCCESS) {
+  std::vector<CallSpan> spans;
+  const auto compute = [&] {
+    spans.clear();
+    std::lock_guard<std::mutex> lock(log.mu);
+    for (const Window& w : windows) {
+      spans.push_back(SpanOfCall(log.api_records, log.gpu_records, w.t0, w.t1));
+    }
+  };
+  compute();
+  const bool incomplete = std::any_of(spans.begin(), spans.end(),
+                                      [](const CallSpan& span) { return span.records == 0; });
+  if (incomplete && flushed == CUPTI_SUCCESS) {
     flushed = api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    span = Span(t0, t1);
+    compute();
   }
   size_t dropped = 0;
   {
@@ -212,33 +233,74 @@ absl::StatusOr<double> CuptiTimer::TimeCall(
     log.api_records.clear();
     log.gpu_records.clear();
   }
-  if (!status.ok()) return status;
-  if (!synced.ok()) return synced;
-  if (absl::Status s = Check(api_, before, "cuptiGetTimestamp"); !s.ok()) return s;
-  if (absl::Status s = Check(api_, after, "cuptiGetTimestamp"); !s.ok()) return s;
   if (absl::Status s = Check(api_, flushed, "cuptiActivityFlushAll"); !s.ok()) return s;
   if (dropped > 0) {
     return absl::InternalError(absl::StrCat(
         "CUPTI dropped ", dropped, " activity records while timing the call; its span is unknown"));
   }
-  absl::StatusOr<double> ms = SpanMilliseconds(span);
-  if (!ms.ok()) return ms.status();
-  if (unjoined_ns != nullptr) {
-    *unjoined_ns = idle == CUPTI_SUCCESS && span.last_end > stream_idle
-                       ? static_cast<int64_t>(span.last_end - stream_idle)
-                       : 0;
+  std::vector<Sample> samples;
+  samples.reserve(windows.size());
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const CallSpan& span = spans[i];
+    absl::StatusOr<double> ms = SpanMilliseconds(span);
+    if (!ms.ok()) return ms.status();
+    Sample sample;
+    sample.ms = *ms;
+    const Window& w = windows[i];
+    sample.unjoined_ns = w.idle_known && span.last_end > w.stream_idle
+                             ? static_cast<int64_t>(span.last_end - w.stream_idle)
+                             : 0;
+    if (!first_work_.has_value()) {
+      first_work_ = span.signatures;
+    } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {
+      return s;
+    }
+    for (const auto& [signature, time] : span.work) {
+      WorkTime& total = work_[signature];
+      total.ns += time.ns;
+      total.records += time.records;
+    }
+    samples.push_back(sample);
   }
-  if (!first_work_.has_value()) {
-    first_work_ = span.signatures;
-  } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {
-    return s;
+  return samples;
+}
+
+absl::StatusOr<double> CuptiTimer::TimeCall(
+    const std::function<absl::Status()>& call,
+    const std::function<absl::Status()>& synchronize_stream,
+    const std::function<absl::Status()>& synchronize, int64_t* unjoined_ns) {
+  if (unjoined_ns != nullptr) *unjoined_ns = 0;
+  deferred_.clear();
+  StartCollecting();
+  absl::StatusOr<Window> window = RunCall(call, synchronize_stream, synchronize);
+  // The records are read (and collecting stops) whatever the call did.
+  absl::StatusOr<std::vector<Sample>> samples =
+      Spans(window.ok() ? std::vector<Window>{*window} : std::vector<Window>{});
+  if (!window.ok()) return window.status();
+  if (!samples.ok()) return samples.status();
+  if (unjoined_ns != nullptr) *unjoined_ns = samples->front().unjoined_ns;
+  return samples->front().ms;
+}
+
+absl::Status CuptiTimer::TimeCallDeferred(
+    const std::function<absl::Status()>& call,
+    const std::function<absl::Status()>& synchronize_stream,
+    const std::function<absl::Status()>& synchronize) {
+  if (deferred_.empty()) StartCollecting();
+  absl::StatusOr<Window> window = RunCall(call, synchronize_stream, synchronize);
+  if (!window.ok()) {
+    deferred_.clear();
+    (void)Spans({});  // stop collecting
+    return window.status();
   }
-  for (const auto& [signature, time] : span.work) {
-    WorkTime& total = work_[signature];
-    total.ns += time.ns;
-    total.records += time.records;
-  }
-  return *ms;
+  deferred_.push_back(*window);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<CuptiTimer::Sample>> CuptiTimer::TakeDeferred() {
+  std::vector<Window> windows;
+  windows.swap(deferred_);
+  return Spans(windows);
 }
 
 std::map<std::string, WorkTime> CuptiTimer::TakeWork() {

@@ -40,6 +40,20 @@ class CuptiTimer {
                                   const std::function<absl::Status()>& synchronize,
                                   int64_t* unjoined_ns);
 
+  // Deferred: runs and waits exactly as TimeCall, but leaves the call's records in CUPTI's
+  // buffers. TakeDeferred then flushes them once for all the calls deferred since the last
+  // TakeDeferred (flashinfer-bench flushes once after its timed loop) and returns each call's
+  // sample in call order, with the same errors as TimeCall. A TimeCall in between discards the
+  // deferred calls.
+  absl::Status TimeCallDeferred(const std::function<absl::Status()>& call,
+                                const std::function<absl::Status()>& synchronize_stream,
+                                const std::function<absl::Status()>& synchronize);
+  struct Sample {
+    double ms = 0;
+    int64_t unjoined_ns = 0;
+  };
+  absl::StatusOr<std::vector<Sample>> TakeDeferred();
+
   // The calls timed from now on run on new inputs (a new trial or workload): the next one's
   // work is what the later ones are compared with.
   void StartInputSet() { first_work_.reset(); }
@@ -51,7 +65,24 @@ class CuptiTimer {
 
  private:
   explicit CuptiTimer(const CuptiApi& api) : api_(api) {}
+  // A timed call's host window: CUPTI timestamps before the call, when its stream was idle, and
+  // after the device was.
+  struct Window {
+    uint64_t t0 = 0, stream_idle = 0, t1 = 0;
+    bool idle_known = false;
+  };
+  // Starts collecting records, dropping what was collected before.
+  void StartCollecting();
+  // Runs the call and waits; the window, or the first error of the call / the waits / the
+  // timestamps.
+  absl::StatusOr<Window> RunCall(const std::function<absl::Status()>& call,
+                                 const std::function<absl::Status()>& synchronize_stream,
+                                 const std::function<absl::Status()>& synchronize);
+  // Flushes CUPTI's buffers and computes each window's span; stops collecting.
+  absl::StatusOr<std::vector<Sample>> Spans(const std::vector<Window>& windows);
+
   const CuptiApi& api_;
+  std::vector<Window> deferred_;  // calls deferred since the last TakeDeferred
   std::optional<std::set<std::string>> first_work_;  // of the input set's first timed call
   std::map<std::string, WorkTime> work_;             // since the last TakeWork
 };

@@ -105,7 +105,7 @@ absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
   for (size_t i = 0; s.ok() && i < regions.size(); ++i) {
     const unsigned char* data = static_cast<const unsigned char*>(regions[i].data);
     unsigned long long bytes = static_cast<unsigned long long>(regions[i].bytes);
-    unsigned long long key = key_ + i;
+    unsigned long long key = key_ + regions[i].key;
     unsigned long long* out = sums_ + i;
     dim3 grid(GridFor(bytes / 8));
     void* args[] = {&data, &bytes, &key, &out};

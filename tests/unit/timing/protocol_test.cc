@@ -1,6 +1,7 @@
 // The three timing protocols (protocol.h), driven through a scripted TimedDevice.
 #include "harness/timing/protocol.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
@@ -40,6 +41,28 @@ class ScriptedDevice : public TimedDevice {
   // How many input sets were started, and the timed calls made before each start.
   std::vector<int> input_set_starts;
   void StartInputSet() override { input_set_starts.push_back(timed); }
+
+  // Deferred samples (defer = true): TimeCallDeferred keeps the sample, TakeDeferredSamples
+  // hands the kept ones back (`take_extra` more than were timed, to script a faulty timer).
+  bool defer = false;
+  int take_extra = 0;
+  std::vector<double> pending;
+  bool DefersSamples() const override { return defer; }
+  absl::Status TimeCallDeferred(const std::function<absl::Status()>& call,
+                                bool* is_throttled) override {
+    if (log) log->push_back("time deferred");
+    if (absl::Status s = call(); !s.ok()) return s;
+    *is_throttled = throttled(timed);
+    pending.push_back(duration(timed++));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<double>> TakeDeferredSamples() override {
+    if (log) log->push_back("take");
+    std::vector<double> taken;
+    taken.swap(pending);
+    for (int i = 0; i < take_extra; ++i) taken.push_back(1.0);
+    return taken;
+  }
 };
 
 // A TimedCall that counts and logs its callbacks.
@@ -48,6 +71,8 @@ struct CountingWork {
   std::vector<int> trials;
   int before = 0, calls = 0, after = 0;
   int after_timed = 0;  // after_call told the call was a timed sample
+  std::vector<bool> flushed;  // what before_call was told, per call
+  std::vector<int> after_samples;  // the trials after_samples was called for
   std::function<absl::Status()> fail_call = [] { return absl::OkStatus(); };
   std::function<absl::Status()> fail_after = [] { return absl::OkStatus(); };
 
@@ -58,8 +83,9 @@ struct CountingWork {
       log.push_back(absl::StrCat("prepare", t));
       return absl::OkStatus();
     };
-    w.before_call = [this] {
+    w.before_call = [this](bool is_flushed) {
       ++before;
+      flushed.push_back(is_flushed);
       log.push_back("before");
       return absl::OkStatus();
     };
@@ -73,6 +99,11 @@ struct CountingWork {
       after_timed += timed ? 1 : 0;
       log.push_back("after");
       return fail_after();
+    };
+    w.after_samples = [this](int trial) {
+      after_samples.push_back(trial);
+      log.push_back(absl::StrCat("samples", trial));
+      return absl::OkStatus();
     };
     return w;
   }
@@ -140,6 +171,9 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(work.before == work.calls);
   CHECK(work.after == work.calls);
   CHECK(work.after_timed == 150);  // the warmup calls' after_call is told they were not timed
+  // Every call of official mode is flushed, warmup calls too.
+  CHECK(std::count(work.flushed.begin(), work.flushed.end(), true) == 180);
+  CHECK(work.after_samples == std::vector<int>{0, 1, 2});
   CHECK(dev.flushes == 3 * (10 + 50));
   CHECK(dev.timed == 150);
   CHECK(dev.flush_sizes.front() == 64 << 20);
@@ -174,6 +208,58 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(r->ci95_high_ms() > r->mean_ms());
 }
 
+TEST_CASE("a device that defers its samples is read once per trial, in call order") {
+  for (const std::string mode : {"official", "kernelbench"}) {
+    INFO(mode);
+    ScriptedDevice immediate, deferred;
+    deferred.defer = true;
+    const auto duration = [](int k) { return 1.0 + (k % 7) * 0.25 + (k / 50) * 3.0; };
+    immediate.duration = duration;
+    deferred.duration = duration;
+    CountingWork a, b;
+    deferred.log = &b.log;
+    auto r1 = RunTimingProtocol(Config(mode), immediate, a.Make());
+    auto r2 = RunTimingProtocol(Config(mode), deferred, b.Make());
+    REQUIRE(r1.ok());
+    REQUIRE(r2.ok());
+    CHECK(immediate.timed == deferred.timed);
+    REQUIRE(r1->samples_ms_size() == r2->samples_ms_size());
+    for (int i = 0; i < r1->samples_ms_size(); ++i) CHECK(r1->samples_ms(i) == r2->samples_ms(i));
+    CHECK(r1->latency_ms() == r2->latency_ms());
+    CHECK(a.after_samples == b.after_samples);
+    // After a trial's last timed call: take, then after_samples; never a TimeCall.
+    CHECK(std::count(b.log.begin(), b.log.end(), "time") == 0);
+    const auto take = std::find(b.log.begin(), b.log.end(), "take");
+    REQUIRE(take != b.log.end());
+    CHECK(*(take - 1) == "after");
+    CHECK(*(take + 1) == "samples0");
+  }
+}
+
+TEST_CASE("a deferred timer that returns the wrong number of samples is an error") {
+  ScriptedDevice dev;
+  dev.defer = true;
+  dev.take_extra = 1;
+  CountingWork work;
+  auto r = RunTimingProtocol(Config("official"), dev, work.Make());
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()).find("51 deferred samples for 50 timed calls") !=
+        std::string::npos);
+  CHECK(work.after_samples.empty());
+}
+
+TEST_CASE("robust mode times every sample at once, even on a device that could defer") {
+  ScriptedDevice dev;
+  dev.defer = true;
+  CountingWork work;
+  dev.log = &work.log;
+  auto r = RunTimingProtocol(Config("robust"), dev, work.Make());
+  REQUIRE(r.ok());
+  CHECK(std::count(work.log.begin(), work.log.end(), "time deferred") == 0);
+  CHECK(std::count(work.log.begin(), work.log.end(), "take") == 0);
+  CHECK(work.after_samples == std::vector<int>{0});
+}
+
 TEST_CASE("every trial starts a new input set before its inputs are made") {
   ScriptedDevice dev;
   CountingWork work;
@@ -205,6 +291,11 @@ TEST_CASE("kernelbench: unflushed warmup, 100 flushed calls of 256 MiB, mean lat
   auto r = RunTimingProtocol(Config("kernelbench"), dev, work.Make());
   REQUIRE(r.ok());
   CHECK(work.calls == 103);
+  // KernelBench's warmup calls are not flushed, and before_call is told so.
+  REQUIRE(work.flushed.size() == 103);
+  CHECK(std::count(work.flushed.begin(), work.flushed.begin() + 3, true) == 0);
+  CHECK(std::count(work.flushed.begin() + 3, work.flushed.end(), true) == 100);
+  CHECK(work.after_samples == std::vector<int>{0});
   CHECK(dev.flushes == 100);
   CHECK(dev.timed == 100);
   CHECK(dev.flush_sizes.front() == 256 << 20);

@@ -75,7 +75,7 @@ TEST_CASE("an OpenCL solution runs on the GPU and computes alpha * x + y", "[lev
     REQUIRE(config.ok());
     TimedCall work;
     work.prepare_trial = [](int) { return absl::OkStatus(); };
-    work.before_call = [] { return absl::OkStatus(); };
+    work.before_call = [](bool) { return absl::OkStatus(); };
     work.call = [&] {
       return lib->entry(args, 4, &ctx) == 0 ? absl::OkStatus()
                                             : absl::InternalError("entry point failed");
