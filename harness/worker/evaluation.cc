@@ -361,15 +361,16 @@ absl::Status Evaluation::Measure() {
     const auto t0 = Clock::now();
     const std::string what =
         absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
-    // The timed outputs' checksums in the same pass as the inputs' where the outputs are
-    // already in place (not for a value-returning candidate: collected below).
+    // The timed outputs' checksums in the same pass as the inputs' (one wait for the device);
+    // a value-returning candidate's outputs of this call are collected first, now that the
+    // timer stopped.
     std::vector<uint64_t> output_sums;
-    const bool combined =
-        timed && checks_ && !inplace_ && !nondeterministic_ && !collect_timed_;
-    absl::Status s = CheckCall(what, /*after_timer=*/timed, combined ? &output_sums : nullptr);
+    const bool combined = timed && checks_ && !inplace_ && !nondeterministic_;
+    const bool collect_now = combined && collect_timed_;
+    absl::Status s = CheckCall(what, /*after_timer=*/timed, combined ? &output_sums : nullptr,
+                               collect_now);
     if (s.ok()) s = CheckUnjoinedTimedWork(what);
-    // A value-returning candidate's outputs of this call, collected now that the timer stopped.
-    if (s.ok() && collect_timed_) s = Collect(what);
+    if (s.ok() && collect_timed_ && !collect_now) s = Collect(what);
     if (s.ok()) s = CheckTimedOutputs(combined ? &output_sums : nullptr);
     costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;

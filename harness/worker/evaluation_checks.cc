@@ -241,7 +241,7 @@ absl::Status Evaluation::CheckUnjoinedDeferredWork(int trial, int warmup) {
 }
 
 absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
-                                   std::vector<uint64_t>* output_sums) {
+                                   std::vector<uint64_t>* output_sums, bool collect) {
   if (last_return_ != 0) {
     if (external_ != nullptr) {
       return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
@@ -261,6 +261,11 @@ absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
   // Up to the device's idle point: on a GPU the call returns before its work ends.
   const auto t1 = Clock::now();
   const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
+  // A value-returning candidate's outputs, copied into place before they are checksummed.
+  if (collect) {
+    s = Collect(what);
+    if (!s.ok()) return s;
+  }
   s = tensors_->CheckInputsUnchanged(input_checksums_, output_sums);
   const auto t2 = Clock::now();
   costs_.sync += std::chrono::duration<double>(t1 - t0).count();

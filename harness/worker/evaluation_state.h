@@ -146,8 +146,10 @@ class Evaluation {
   // timed, and the timer has waited for the device to be idle.
   // `output_sums` (not null): the outputs' checksums are computed in the same pass as the
   // inputs' (one wait for the device instead of two) and returned there.
+  // `collect`: a value-returning candidate's outputs are collected (Collect) once the device
+  // is checked, before the checksums.
   absl::Status CheckCall(const std::string& what, bool after_timer = false,
-                         std::vector<uint64_t>* output_sums = nullptr);
+                         std::vector<uint64_t>* output_sums = nullptr, bool collect = false);
   // Whether the current outputs equal the checked call's: bitwise, or within the definition's
   // tolerances when it allows nondeterminism. Names the first output that differs.
   absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);

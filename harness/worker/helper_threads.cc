@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -59,6 +60,21 @@ OthersSample SampleOthers() {
   return best;
 }
 
+// Up to `cap` bytes of a /proc file, read with plain syscalls (these are read after every call,
+// and stdio's buffers cost more than the read); -1 when it cannot be opened.
+ssize_t ReadProcFile(const char* path, char* buffer, size_t cap) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t used = 0;
+  while (used < cap) {
+    const ssize_t n = read(fd, buffer + used, cap - used);
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  return static_cast<ssize_t>(used);
+}
+
 // True when some thread other than the caller is running or runnable.
 bool OthersRunning() {
   const long self = syscall(SYS_gettid);
@@ -67,16 +83,12 @@ bool OthersRunning() {
   bool running = false;
   while (dirent* entry = readdir(dir)) {
     if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
-    // Read with plain syscalls: this runs after every call, with dozens of threads in a Python
-    // worker, and stdio's buffers cost more than the read itself.
+    // Dozens of threads in a Python worker, after every call.
     char path[64];
     std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // exited meanwhile
     char line[512];
-    const ssize_t n = read(fd, line, sizeof(line));
-    close(fd);
-    if (n <= 0) continue;
+    const ssize_t n = ReadProcFile(path, line, sizeof(line));
+    if (n <= 0) continue;  // exited meanwhile
     // "tid (comm) S ...": the state follows the last ')' (comm may contain one).
     const std::string_view text(line, static_cast<size_t>(n));
     const size_t paren = text.rfind(')');
@@ -111,28 +123,40 @@ std::string HelperThreads::ArmedCpuTimers() {
   }
   // POSIX timers: CPU clocks show as negative ids (the kernel's encoding of a process or thread
   // CPU clock), or as CLOCK_PROCESS_CPUTIME_ID / CLOCK_THREAD_CPUTIME_ID.
-  if (FILE* f = std::fopen("/proc/self/timers", "r")) {
-    char line[128];
-    while (std::fgets(line, sizeof(line), f) != nullptr) {
-      long id = 0;
-      if (std::sscanf(line, "ClockID: %ld", &id) == 1 &&
-          (id < 0 || id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID)) {
+  // Each timer is a few lines ("ID: ...", "signal: ...", "notify: ...", "ClockID: ..."); a
+  // process with more timers than fit here has armed far more than kiln's checks need to see.
+  static thread_local char text[16384];
+  const ssize_t n = ReadProcFile("/proc/self/timers", text, sizeof(text) - 1);
+  if (n > 0) {
+    text[n] = '\0';
+    constexpr std::string_view kClock = "ClockID: ";
+    for (const char* at = std::strstr(text, kClock.data()); at != nullptr;
+         at = std::strstr(at + 1, kClock.data())) {
+      const long id = std::strtol(at + kClock.size(), nullptr, 10);
+      if (id < 0 || id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID) {
         add("a POSIX timer on a CPU clock");
         break;
       }
     }
-    std::fclose(f);
   }
   return found;
 }
 
 int HelperThreads::CountThreads() {
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return 1;
-  int count = 0;
-  while (dirent* entry = readdir(dir)) count += entry->d_name[0] != '.';
-  closedir(dir);
-  return count;
+  // Field 20 of /proc/self/stat (num_threads), the 18th after the ")" that ends the command
+  // name: one read instead of a walk of /proc/self/task.
+  char line[1024];
+  const ssize_t n = ReadProcFile("/proc/self/stat", line, sizeof(line));
+  if (n <= 0) return 1;
+  const std::string_view text(line, static_cast<size_t>(n));
+  size_t at = text.rfind(')');
+  if (at == std::string_view::npos) return 1;
+  for (int field = 0; field < 18 && at != std::string_view::npos; ++field) {
+    at = text.find(' ', at + 1);
+  }
+  if (at == std::string_view::npos) return 1;
+  const long count = std::strtol(line + at + 1, nullptr, 10);
+  return count > 0 ? static_cast<int>(count) : 1;
 }
 
 void HelperThreads::StartAfterOwnThreads() {

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <vector>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -40,6 +42,44 @@ TEST_CASE("the caller's own time is never charged to other threads") {
   }
   INFO(first);
   CHECK(rejected == 0);
+}
+
+TEST_CASE("the thread count and the armed timers are read as /proc lists them") {
+  auto listed = [] {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+      (void)entry;
+      ++n;
+    }
+    return n;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 5; ++t) {
+    threads.emplace_back([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
+    });
+  }
+  CHECK(HelperThreads::CountThreads() == listed());
+  CHECK(HelperThreads::CountThreads() >= 6);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (std::thread& t : threads) t.join();
+  // A POSIX timer on the process CPU clock is found in /proc/self/timers.
+  CHECK(HelperThreads::ArmedCpuTimers().empty());
+  timer_t timer{};
+  sigevent event{};
+  event.sigev_notify = SIGEV_NONE;
+  REQUIRE(timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &timer) == 0);
+  CHECK(HelperThreads::ArmedCpuTimers() == "a POSIX timer on a CPU clock");
+  timer_delete(timer);
+  CHECK(HelperThreads::ArmedCpuTimers().empty());
 }
 
 TEST_CASE("a thread that computes inside the window is charged") {
