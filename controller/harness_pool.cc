@@ -18,55 +18,6 @@ namespace kiln::controller {
 
 namespace {
 
-// A stub for `address`; with TLS the server certificate is checked against `host` (the name the
-// operator gave, which `address` may be one resolved address of).
-std::unique_ptr<v1::Harness::Stub> MakeStub(
-    const std::string& address, const std::string& host,
-    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
-  args.SetMaxSendMessageSize(256 << 20);
-  // A harness that restarts is found again within a second, not after gRPC's default backoff
-  // (up to two minutes).
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  if (credentials != nullptr && !host.empty()) args.SetSslTargetNameOverride(host);
-  return v1::Harness::NewStub(grpc::CreateCustomChannel(
-      address, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(), args));
-}
-
-std::string HostOf(const std::string& address) {
-  std::string host = address.substr(0, address.rfind(':'));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host;
-}
-
-// "name:port" -> every address `name` resolves to; literal addresses are kept as they are.
-std::vector<std::string> Expand(const std::string& address) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || address.find(']') != std::string::npos) return {address};
-  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &result) != 0) return {address};
-  std::vector<std::string> out;
-  for (addrinfo* a = result; a != nullptr; a = a->ai_next) {
-    char buf[NI_MAXHOST];
-    if (getnameinfo(a->ai_addr, a->ai_addrlen, buf, sizeof(buf), nullptr, 0, NI_NUMERICHOST) == 0) {
-      std::string entry = absl::StrCat(buf, ":", port);
-      if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
-    }
-  }
-  freeaddrinfo(result);
-  if (out.size() <= 1) return {address};
-  return out;
-}
-
 void Deadline(grpc::ClientContext* context, double seconds) {
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
@@ -129,7 +80,7 @@ std::vector<std::string> HarnessPool::Healthy(double wait_s) const {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       for (const auto& node : nodes_) {
-        if (node->health.state != HarnessState::kHealthy) continue;
+        if (!EligibleLocked(*node)) continue;
         loads.emplace_back(Load(node->health), node->address);
       }
       if (!loads.empty() || stopping_ || std::chrono::steady_clock::now() >= deadline) break;
@@ -154,7 +105,7 @@ void HarnessPool::ReportBroken(const std::string& address, const std::string& er
 
 void HarnessPool::RememberDefinition(const v1::PutDefinitionRequest& request,
                                      const std::vector<std::string>& registered_on) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   const std::string& name = request.definition().name();
   definitions_[name] = request;
   for (auto& node : nodes_) {
@@ -166,42 +117,7 @@ void HarnessPool::RememberDefinition(const v1::PutDefinitionRequest& request,
       node->registered.erase(name);
     }
   }
-}
-
-HarnessPool::HarnessPool(const std::vector<std::string>& addresses, std::string token,
-                         std::shared_ptr<grpc::ChannelCredentials> credentials,
-                         PoolOptions options)
-    : token_(std::move(token)), options_(options) {
-  const int64_t now = NowUnixMs();
-  for (const std::string& a : addresses) {
-    for (const std::string& e : Expand(a)) {
-      addresses_.push_back(e);
-      auto node = std::make_unique<Node>();
-      node->address = e;
-      // A name that resolved to this address: the certificate is checked against the name.
-      node->stub = MakeStub(e, e != a ? HostOf(a) : "", credentials);
-      node->health.address = e;
-      node->health.state = HarnessState::kSuspect;
-      node->health.since_unix_ms = now;
-      node->health.last_error = "not probed yet";
-      nodes_.push_back(std::move(node));
-    }
-  }
-  for (auto& node : nodes_) {
-    Node* raw = node.get();
-    node->prober = std::thread([this, raw] { ProbeLoop(raw); });
-  }
-}
-
-HarnessPool::~HarnessPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  for (auto& node : nodes_) {
-    if (node->prober.joinable()) node->prober.join();
-  }
+  RememberLocked({"definition", name, request.SerializeAsString()}, registered_on);
 }
 
 void HarnessPool::SetStateListener(std::function<void(const HarnessHealth&)> listener) {
@@ -217,6 +133,7 @@ std::vector<HarnessHealth> HarnessPool::Health() const {
 }
 
 HarnessPool::Node* HarnessPool::Find(const std::string& address) {
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& n : nodes_) {
     if (n->address == address) return n.get();
   }
@@ -270,11 +187,25 @@ void HarnessPool::ProbeLoop(Node* node) {
       node->languages.clear();
       node->languages.insert(info.languages().begin(), info.languages().end());
       if (info.started_unix_ms() != started_unix_ms) {
-        // Restarted between two probes (or first seen): its definitions are registered again.
+        // Restarted between two probes (or first seen): its definitions are registered again,
+        // and the whole journal is replayed.
         node->registered.clear();
+        node->applied = 0;
         started_unix_ms = info.started_unix_ms();
       }
-      changed = SetStateLocked(node, HarnessState::kHealthy, "", now);
+      absl::Status replayed = absl::OkStatus();
+      if (node->applied < journal_.size()) {
+        lock.unlock();
+        replayed = Replay(node);
+        lock.lock();
+        if (stopping_) break;
+      }
+      changed = replayed.ok()
+                    ? SetStateLocked(node, HarnessState::kHealthy, "", now)
+                    : SetStateLocked(node, HarnessState::kSuspect,
+                                     absl::StrCat("answers, but ", replayed.message()), now);
+      // A refused replay is tried again from the start at the next probe.
+      if (!replayed.ok()) node->applied = 0;
     } else {
       const int64_t silent_since =
           node->health.last_answer_unix_ms > 0 ? node->health.last_answer_unix_ms : created_ms;
@@ -373,7 +304,7 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
     Node* best = nullptr;
     int best_load = 0;
     for (auto& node : nodes_) {
-      if (node->health.state != HarnessState::kHealthy) continue;
+      if (!EligibleLocked(*node)) continue;
       const std::vector<std::string>& backends = node->backends;
       if (!backend.empty() && !backends.empty() &&
           std::find(backends.begin(), backends.end(), backend) == backends.end()) {

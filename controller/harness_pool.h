@@ -12,6 +12,13 @@
 // controller has in flight there). When no harness is healthy, an evaluation waits for one (up to
 // `wait_s`) rather than failing. Definitions registered once are registered again on a harness
 // that comes back, before anything is sent to it.
+//
+// What callers registered through the controller (the fleet front door's definitions, solutions
+// and definition settings) is kept in a journal (Remember) and replayed, in order, to a harness
+// that joins, comes back or restarted, and to one that missed an entry: until it has taken every
+// entry it is not offered to new runs or calls (Healthy, evaluations). A host name given in
+// `addresses` is resolved again every `resolve_interval_s`: an address it gained (a harness
+// pod started on a new GPU node) becomes a harness of the pool.
 #ifndef KILN_CONTROLLER_HARNESS_POOL_H_
 #define KILN_CONTROLLER_HARNESS_POOL_H_
 
@@ -39,9 +46,24 @@ struct HarnessRun {
 };
 
 struct PoolOptions {
+  PoolOptions() = default;
+  PoolOptions(double probe, double gone, double wait)
+      : probe_interval_s(probe), gone_after_s(gone), wait_s(wait) {}
   double probe_interval_s = 2;  // kiln-controller --harness-probe-s
   double gone_after_s = 30;     // --harness-gone-s
   double wait_s = 600;          // --harness-wait-s: how long an evaluation waits for a harness
+  double resolve_interval_s = 30;  // --harness-resolve-s: names resolved again; 0: never
+  // How a "host:port" entry is resolved to addresses (tests replace it); empty: DNS
+  // (getaddrinfo), literal addresses kept as they are.
+  std::function<std::vector<std::string>(const std::string&)> resolve;
+};
+
+// One entry of the journal of what callers registered through the controller: `kind` is
+// "definition" (a PutDefinitionRequest), "solution" (a PutSolutionRequest) or "settings" (a
+// SetDefinitionSettingsRequest); `key` names it (a later entry of the same kind and key replaces
+// it); `request` is the serialized request, as it is replayed.
+struct Registration {
+  std::string kind, key, request;
 };
 
 enum class HarnessState { kHealthy, kSuspect, kGone };
@@ -93,7 +115,8 @@ class HarnessPool {
   HarnessPool(const HarnessPool&) = delete;
   HarnessPool& operator=(const HarnessPool&) = delete;
 
-  const std::vector<std::string>& addresses() const { return addresses_; }
+  // The harnesses' addresses now, in the order they were configured or found.
+  std::vector<std::string> addresses() const;
   const std::string& token() const { return token_; }
 
   // Called (from a probe thread) whenever a harness changes state; once it returns, the previous
@@ -152,6 +175,13 @@ class HarnessPool {
   // `registered_on` took it already.
   void RememberDefinition(const v1::PutDefinitionRequest& request,
                           const std::vector<std::string>& registered_on);
+  // Appends `entry` to the journal (replacing an earlier entry of its kind and key); the
+  // harnesses in `registered_on` took it already, every other one takes it before its next run
+  // or call. RememberDefinition journals its definition too.
+  void Remember(const Registration& entry, const std::vector<std::string>& registered_on);
+  // The journal as it stood when the controller stopped (the fleet's registration log), loaded
+  // once at start: every harness takes it before it is offered work.
+  void LoadJournal(const std::vector<Registration>& entries);
 
   // Waits for a run admitted before a restart; NOT_FOUND or UNAVAILABLE when it cannot be
   // followed there (the caller then evaluates afresh).
@@ -169,8 +199,23 @@ class HarnessPool {
     std::vector<std::string> backends;       // as of its last answer; empty: any
     std::map<std::string, std::string> languages;  // as of its last answer (NodeInfo.languages)
     std::set<std::string> registered;        // definitions it took since it last answered
+    // Journal entries [0, applied) are on it (or were replaced by later ones it also has); it
+    // is offered work only when applied == journal_.size(). 0 again when it restarts or stops
+    // answering.
+    size_t applied = 0;
+    std::string resolved_from;  // the configured name it was resolved from ("" for literals)
     std::thread prober;
   };
+  // Adds a harness at `address` and starts its prober (mu_ held).
+  void AddNodeLocked(const std::string& address, const std::string& configured);
+  // Resolves the configured names again every resolve_interval_s, until the pool is destroyed.
+  void ResolveLoop();
+  // Sends the journal entries `node` lacks (every one from `node->applied` on, the replaced
+  // ones left out). OK once it has taken them all; the first error otherwise (mu_ not held).
+  absl::Status Replay(Node* node);
+  // Whether `node` may be offered work: healthy and up to date with the journal (mu_ held).
+  bool EligibleLocked(const Node& node) const;
+  void RememberLocked(const Registration& entry, const std::vector<std::string>& registered_on);
   // Probes `node` until the pool is destroyed.
   void ProbeLoop(Node* node);
   // Sets the state under mu_; returns whether it changed.
@@ -190,7 +235,12 @@ class HarnessPool {
   Node* Find(const std::string& address);
 
 
-  std::vector<std::string> addresses_;
+  std::vector<std::string> configured_;  // the entries given, as given
+  std::vector<std::string> addresses_;   // guarded by mu_
+  // Guarded by mu_: for each configured name, the addresses it resolved to that have a harness
+  // (a name that resolved to one address is kept as the name, and stands for that address).
+  std::map<std::string, std::set<std::string>> known_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::string token_;
   PoolOptions options_;
   mutable std::mutex mu_;
@@ -199,7 +249,15 @@ class HarnessPool {
   std::mutex listener_mu_;  // held while the listener runs
   std::function<void(const HarnessHealth&)> listener_;
   std::map<std::string, v1::PutDefinitionRequest> definitions_;  // by definition name
-  std::vector<std::unique_ptr<Node>> nodes_;
+  // The journal (Remember); an entry replaced by a later one of the same kind and key is kept
+  // (entry indices stay valid) and marked replaced.
+  struct JournalEntry {
+    Registration registration;
+    bool replaced = false;
+  };
+  std::vector<JournalEntry> journal_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // guarded by mu_ (only ever grows)
+  std::thread resolver_;
 };
 
 }  // namespace kiln::controller

@@ -4,6 +4,7 @@
 //                   [--tokens FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 //                   [--harness-tls-ca FILE [--harness-tls-cert FILE --harness-tls-key FILE]]
 //                   [--harness-probe-s S] [--harness-gone-s S] [--harness-wait-s S]
+//                   [--harness-resolve-s S]
 //
 // The same port serves kiln.v1.Harness for the whole fleet (controller/fleet/fleet_service.h):
 // `kiln --server CONTROLLER submit ...` evaluates on whichever harness is free.
@@ -63,7 +64,9 @@ constexpr char kUsage[] =
     "  --harness-gone-s S        a harness that has not answered for S seconds is gone: its\n"
     "                            runs in flight are evaluated elsewhere (default 30)\n"
     "  --harness-wait-s S        an evaluation waits up to S seconds for a healthy harness\n"
-    "                            before it fails (default 600)\n";
+    "                            before it fails (default 600)\n"
+    "  --harness-resolve-s S     resolve the --harness names again every S seconds; an address\n"
+    "                            a name gained is a new harness (default 30; 0: never)\n";
 
 sem_t stop_requested;
 void OnStopSignal(int) { sem_post(&stop_requested); }
@@ -124,6 +127,14 @@ int main(int argc, char** argv) {
       harness_cert = value;
     } else if (name == "--harness-tls-key") {
       harness_key = value;
+    } else if (name == "--harness-resolve-s") {
+      char* end = nullptr;
+      const double seconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(seconds >= 0) || seconds > 86400) {
+        return Fail("flag " + name + " needs a number of seconds in [0, 86400], not '" + value +
+                    "'");
+      }
+      pool_options.resolve_interval_s = seconds;
     } else if (name == "--harness-probe-s" || name == "--harness-gone-s" ||
                name == "--harness-wait-s") {
       char* end = nullptr;
@@ -182,7 +193,14 @@ int main(int argc, char** argv) {
   // The fleet's front door (kiln.v1.Harness on the same port) indexes the runs it sends.
   auto run_index = kiln::controller::RunIndex::Open(data_dir);
   if (!run_index.ok()) return Fail(std::string(run_index.status().message()));
-  kiln::controller::FleetService fleet(pool, **run_index, auth);
+  auto registrations = kiln::controller::RegistrationLog::Open(data_dir);
+  if (!registrations.ok()) return Fail(std::string(registrations.status().message()));
+  auto journal = (*registrations)->All();
+  if (!journal.ok()) return Fail(std::string(journal.status().message()));
+  // What callers registered through this controller before it restarted: every harness takes it
+  // before it is offered work.
+  pool.LoadJournal(*journal);
+  kiln::controller::FleetService fleet(pool, **run_index, auth, registrations->get());
   kiln::controller::ControllerService service(**archive, pool, data_dir, std::move(auth));
 
   sem_init(&stop_requested, 0, 0);

@@ -73,8 +73,23 @@ class CancelWatch {
 
 }  // namespace
 
-FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth)
-    : pool_(pool), index_(index), auth_(std::move(auth)) {}
+FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth,
+                           RegistrationLog* log)
+    : pool_(pool), index_(index), auth_(std::move(auth)), log_(log) {}
+
+grpc::Status FleetService::Journal(const Registration& entry,
+                                   const std::vector<std::string>& took) {
+  if (log_ != nullptr) {
+    if (absl::Status s = log_->Put(entry); !s.ok()) {
+      return grpc::Status(grpc::StatusCode::INTERNAL,
+                          absl::StrCat("kiln-controller: the harnesses took the ", entry.kind,
+                                       " but the controller could not journal it (",
+                                       s.message(), "); register it again"));
+    }
+  }
+  pool_.Remember(entry, took);
+  return grpc::Status::OK;
+}
 
 absl::StatusOr<std::string> FleetService::Authorize(grpc::ServerContext* context) const {
   const std::optional<std::string> authorization = AuthorizationMetadata(*context);
@@ -400,7 +415,17 @@ grpc::Status FleetService::PutDefinition(grpc::ServerContext* context,
          v1::PutDefinitionResponse* o) { return st.PutDefinition(c, r, o); },
       Reach::kAnswered, &answers, &took);
   if (!s.ok()) return s;
-  pool_.RememberDefinition(*request, took);
+  if (log_ != nullptr) {
+    if (absl::Status stored = log_->Put({"definition", request->definition().name(),
+                                         request->SerializeAsString()});
+        !stored.ok()) {
+      return grpc::Status(grpc::StatusCode::INTERNAL,
+                          absl::StrCat("kiln-controller: the harnesses took the definition but "
+                                       "the controller could not journal it (",
+                                       stored.message(), "); register it again"));
+    }
+  }
+  pool_.RememberDefinition(*request, took);  // journals it in the pool too
   *response = std::move(answers.front());
   return grpc::Status::OK;
 }
@@ -411,12 +436,21 @@ grpc::Status FleetService::SetDefinitionSettings(grpc::ServerContext* context,
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::DefinitionDetail> answers;
+  std::vector<std::string> took;
   grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::SetDefinitionSettingsRequest& r, v1::DefinitionDetail* o) {
                             return st.SetDefinitionSettings(c, r, o);
                           },
-                          Reach::kEvery, &answers);
+                          Reach::kAnswered, &answers, &took);
+  if (!s.ok()) return s;
+  // Replayed as the settings now stand (a request may set only some fields): all of them, in
+  // place of whatever the harness had.
+  v1::SetDefinitionSettingsRequest replay;
+  replay.set_definition(request->definition());
+  *replay.mutable_settings() = answers.front().summary().settings();
+  replay.set_reset(true);
+  s = Journal({"settings", request->definition(), replay.SerializeAsString()}, took);
   if (!s.ok()) return s;
   *response = std::move(answers.front());
   return grpc::Status::OK;
@@ -428,11 +462,16 @@ grpc::Status FleetService::PutSolution(grpc::ServerContext* context,
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::PutSolutionResponse> answers;
+  std::vector<std::string> took;
   grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::PutSolutionRequest& r,
                              v1::PutSolutionResponse* o) { return st.PutSolution(c, r, o); },
-                          Reach::kEvery, &answers);
+                          Reach::kAnswered, &answers, &took);
+  if (!s.ok()) return s;
+  const std::string& name =
+      request->name().empty() ? request->solution().name() : request->name();
+  s = Journal({"solution", name, request->SerializeAsString()}, took);
   if (!s.ok()) return s;
   *response = std::move(answers.front());
   return grpc::Status::OK;

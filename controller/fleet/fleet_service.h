@@ -11,9 +11,10 @@
 //   EvaluateBatch       one harness for the whole batch, one attempt (a confirmation goes to the
 //                       harness that holds the runs it confirms).
 //   PutDefinition, PutSolution, SetDefinitionSettings
-//                       every healthy harness; a definition is remembered and registered on a
-//                       harness that comes back (or missed the call) before it takes a run; a
-//                       solution or setting is refused unless every healthy harness took it.
+//                       every healthy harness; once one took it, it is journaled (the pool's
+//                       journal, kept in controller.db by RegistrationLog) and replayed, in
+//                       order, to every harness that missed it, joins or comes back, before
+//                       that harness is offered a run or a call. A refusal is the answer.
 //   GetRun, GetArtifact, DesignateRun
 //                       the harness the index names (clearing a designation: every healthy
 //                       harness); a run the index does not have (made on a
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "access/authenticator.h"
+#include "controller/fleet/registration_log.h"
 #include "controller/fleet/run_index.h"
 #include "controller/harness_pool.h"
 #include "kiln/v1/harness.grpc.pb.h"
@@ -51,7 +53,9 @@ namespace kiln::controller {
 
 class FleetService final : public v1::Harness::Service {
  public:
-  FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth = Authenticator::Open());
+  // `log`: where the journal is kept across restarts (null: in memory only).
+  FleetService(HarnessPool& pool, RunIndex& index, Authenticator auth = Authenticator::Open(),
+               RegistrationLog* log = nullptr);
 
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest* request,
                         grpc::ServerWriter<v1::EvaluateEvent>* writer) override;
@@ -129,6 +133,11 @@ class FleetService final : public v1::Harness::Service {
   HarnessPool& pool_;
   RunIndex& index_;
   const Authenticator auth_;
+  RegistrationLog* log_;
+  // Journals `entry` (taken by the harnesses in `took`): on disk first, then in the pool.
+  // INTERNAL when it cannot be stored: the harnesses took it, but one that comes back would
+  // not, so the caller is told to register it again.
+  grpc::Status Journal(const Registration& entry, const std::vector<std::string>& took);
 };
 
 }  // namespace kiln::controller

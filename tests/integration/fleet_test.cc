@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <climits>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -204,6 +206,85 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   REQUIRE(fleet.size() == latest.size());
   for (const auto& [principal, key] : latest) CHECK(fleet[principal] == key.second);
   for (int i = 0; i < kClients; ++i) CHECK(fleet.count("team-" + std::to_string(i)) == 1);
+}
+
+// Polls `check` for up to 90 s.
+bool Eventually(const std::function<bool()>& check) {
+  const double deadline = NowSeconds() + 90;
+  while (NowSeconds() < deadline) {
+    if (check()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
+}
+
+// Whether the harness at `server` holds the definition, the solution fleet_base and the
+// settings registered through the controller.
+bool HoldsRegistrations(const std::string& server) {
+  Completed solutions = Kiln({"--server", server, "--token", kOps, "solutions", "list"}, 60);
+  Completed show =
+      Kiln({"--server", server, "--token", kOps, "defs", "show", "scale_add_f32", "--json"}, 60);
+  if (solutions.exit_code != 0 || show.exit_code != 0) return false;
+  Json detail = Json::parse(show.out, nullptr, false);
+  if (detail.is_discarded()) return false;
+  const Json atol = detail["settings"]["atol"];
+  return Contains(solutions.out, "fleet_base") && atol["source"] == "set" &&
+         atol["value"].is_number() && atol["value"].get<double>() == 0.5;
+}
+
+TEST_CASE("through the controller, what a harness missed while down is replayed to it when it "
+          "comes back, also after the controller restarted") {
+  ScratchDir dir_a, dir_b, dir_b2, dir_b3, controller_dir, secrets;
+  const std::string tokens = WriteTokens(secrets);
+  HarnessInstance a(dir_a.path(), {"--backend", "host", "--tokens", tokens});
+  std::optional<HarnessInstance> b;
+  b.emplace(dir_b.path(), std::vector<std::string>{"--backend", "host", "--tokens", tokens});
+  const std::string b_address = b->address();
+  for (HarnessInstance* h : {&a, &*b}) {
+    REQUIRE(h->Kiln({"--token", kOps, "node"}).exit_code == 0);
+  }
+  const std::vector<std::string> flags = {"--tokens", tokens, "--harness-token-file",
+                                          secrets / "harness-token", "--harness-probe-s", "0.5",
+                                          "--harness-gone-s", "3"};
+  std::optional<ControllerInstance> controller;
+  controller.emplace(controller_dir.path(), a.address() + "," + b_address, flags);
+  const std::string server = controller->address();
+  Completed first = SubmitFile(server);
+  INFO(first.Describe());
+  REQUIRE(first.exit_code == 0);
+
+  // b goes down; a solution and a setting are registered through the controller meanwhile.
+  b->Terminate();
+  b.reset();
+  Completed add = Kiln({"--server", server, "--token", kOps, "solutions", "add",
+                        DataPath("solutions/correct.json"), "--name", "fleet_base"},
+                       120);
+  INFO(add.Describe());
+  REQUIRE(add.exit_code == 0);
+  Completed set = Kiln({"--server", server, "--token", kOps, "defs", "set", "scale_add_f32",
+                        "--atol", "0.5"},
+                       120);
+  INFO(set.Describe());
+  REQUIRE(set.exit_code == 0);
+  CHECK(HoldsRegistrations(a.address()));
+
+  // b comes back at its address as a new process with an empty archive: the controller
+  // replays the definition, the solution and the setting before offering it work.
+  HarnessInstance b2(dir_b2.path(),
+                     {"--backend", "host", "--tokens", tokens, "--listen", b_address});
+  CHECK(Eventually([&] { return HoldsRegistrations(b_address); }));
+  Completed by_name = SubmitByName(server, TeamToken(0));
+  INFO(by_name.Describe());
+  CHECK(by_name.exit_code == 0);
+
+  // The journal is in controller.db: a controller started again replays it too.
+  CHECK(Count(controller->db(), "SELECT COUNT(*) FROM fleet_registrations") == 3);
+  controller.reset();
+  b2.Terminate();
+  controller.emplace(controller_dir.path(), a.address() + "," + b_address, flags);
+  HarnessInstance b3(dir_b3.path(),
+                     {"--backend", "host", "--tokens", tokens, "--listen", b_address});
+  CHECK(Eventually([&] { return HoldsRegistrations(b_address); }));
 }
 
 TEST_CASE("through the controller, a run no harness has is NOT_FOUND, naming the fleet") {

@@ -50,6 +50,35 @@ class FakeHarness final : public v1::Harness::Service {
     ++puts;
     return grpc::Status::OK;
   }
+  // What PutSolution and SetDefinitionSettings received, in order ("solution NAME replace=1",
+  // "settings DEF reset=1"); `refuse_solutions` answers them FAILED_PRECONDITION.
+  std::mutex taken_mu;
+  std::vector<std::string> taken;
+  std::atomic<bool> refuse_solutions{false};
+  std::vector<std::string> Taken() {
+    std::lock_guard<std::mutex> lock(taken_mu);
+    return taken;
+  }
+  grpc::Status PutSolution(grpc::ServerContext* context, const v1::PutSolutionRequest* request,
+                           v1::PutSolutionResponse*) override {
+    if (!Wait(context, hang)) return grpc::Status::CANCELLED;
+    if (refuse_solutions) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "no such definition");
+    }
+    std::lock_guard<std::mutex> lock(taken_mu);
+    taken.push_back("solution " + request->name() + " replace=" +
+                    std::to_string(request->replace()));
+    return grpc::Status::OK;
+  }
+  grpc::Status SetDefinitionSettings(grpc::ServerContext* context,
+                                     const v1::SetDefinitionSettingsRequest* request,
+                                     v1::DefinitionDetail*) override {
+    if (!Wait(context, hang)) return grpc::Status::CANCELLED;
+    std::lock_guard<std::mutex> lock(taken_mu);
+    taken.push_back("settings " + request->definition() + " reset=" +
+                    std::to_string(request->reset()));
+    return grpc::Status::OK;
+  }
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest*,
                         grpc::ServerWriter<v1::EvaluateEvent>* writer) override {
     {
@@ -334,6 +363,148 @@ TEST_CASE("harness pool: a run goes only where its language runs, with the calle
   std::lock_guard<std::mutex> lock(took.auth_mu);
   REQUIRE_FALSE(took.authorizations.empty());
   CHECK(took.authorizations.back() == "Bearer pool-token");
+}
+
+}  // namespace
+}  // namespace kiln::controller
+
+namespace kiln::controller {
+namespace {
+
+Registration Solution(const std::string& name) {
+  v1::PutSolutionRequest request;
+  request.set_name(name);
+  request.mutable_solution()->set_name(name);
+  return {"solution", name, request.SerializeAsString()};
+}
+
+Registration Settings(const std::string& definition) {
+  v1::SetDefinitionSettingsRequest request;
+  request.set_definition(definition);
+  request.set_reset(true);
+  return {"settings", definition, request.SerializeAsString()};
+}
+
+bool Offered(const HarnessPool& pool, const std::string& address) {
+  for (const std::string& a : pool.Healthy()) {
+    if (a == address) return true;
+  }
+  return false;
+}
+
+// Waits up to 5 s for `address` to be offered work (or, with `offered` false, not).
+bool BecomesOffered(const HarnessPool& pool, const std::string& address, bool offered = true) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Offered(pool, address) == offered) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+TEST_CASE("harness pool: what a harness missed while down is replayed to it, in order, before "
+          "it is offered work") {
+  FakeNode a, b;
+  HarnessPool pool({a.address, b.address}, "", nullptr, kFast);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  REQUIRE(Reaches(pool, b.address, HarnessState::kHealthy));
+  b.service.hang = true;
+  REQUIRE(Reaches(pool, b.address, HarnessState::kSuspect));
+  // Registered through the front door while b was down: a took them.
+  pool.Remember(Solution("s1"), {a.address});
+  pool.Remember(Settings("scale_add_f32"), {a.address});
+  pool.Remember(Solution("s2"), {a.address});
+  pool.Remember(Solution("s1"), {a.address});  // replaced: s1 is sent once, after s2
+  CHECK(Offered(pool, a.address));
+  CHECK(b.service.Taken().empty());
+  b.service.hang = false;
+  REQUIRE(BecomesOffered(pool, b.address));
+  CHECK(b.service.Taken() == std::vector<std::string>{"settings scale_add_f32 reset=1",
+                                                      "solution s2 replace=1",
+                                                      "solution s1 replace=1"});
+  CHECK(a.service.Taken().empty());  // a took them itself (through the front door), not again
+}
+
+TEST_CASE("harness pool: a healthy harness that missed an entry is offered no work until it "
+          "took it") {
+  FakeNode a, b;
+  PoolOptions slow = kFast;
+  slow.probe_interval_s = 0.5;  // time to see b left out before its next probe
+  slow.gone_after_s = 5;
+  HarnessPool pool({a.address, b.address}, "", nullptr, slow);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  REQUIRE(Reaches(pool, b.address, HarnessState::kHealthy));
+  pool.Remember(Solution("s1"), {a.address});
+  CHECK(Offered(pool, a.address));
+  CHECK_FALSE(Offered(pool, b.address));
+  // An evaluation meanwhile goes to a.
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  auto run = pool.Evaluate(Request(), "host", recorder.Observer(), cancelled);
+  REQUIRE(run.ok());
+  CHECK(run->harness == a.address);
+  REQUIRE(BecomesOffered(pool, b.address));
+  CHECK(b.service.Taken() == std::vector<std::string>{"solution s1 replace=1"});
+}
+
+TEST_CASE("harness pool: a restarted harness takes the whole journal again; a refused replay "
+          "keeps it out, naming the entry") {
+  FakeNode a;
+  HarnessPool pool({a.address}, "", nullptr, kFast);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  pool.Remember(Solution("s1"), {a.address});
+  pool.Remember(Settings("scale_add_f32"), {a.address});
+  CHECK(a.service.Taken().empty());
+  a.service.started_unix_ms = 2000;  // a new process at the same address
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (a.service.Taken().size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  CHECK(a.service.Taken() == std::vector<std::string>{"solution s1 replace=1",
+                                                      "settings scale_add_f32 reset=1"});
+  REQUIRE(BecomesOffered(pool, a.address));
+  // Restarted again, and now it refuses the solution: answering, but not offered work.
+  a.service.refuse_solutions = true;
+  a.service.started_unix_ms = 3000;
+  REQUIRE(Reaches(pool, a.address, HarnessState::kSuspect));
+  CHECK_FALSE(Offered(pool, a.address));
+  bool named = false;
+  for (const HarnessHealth& h : pool.Health()) {
+    named = named || h.last_error.find("replaying solution s1 was refused") != std::string::npos;
+  }
+  CHECK(named);
+  a.service.refuse_solutions = false;
+  REQUIRE(BecomesOffered(pool, a.address));
+}
+
+TEST_CASE("harness pool: an address a configured name gains is a new harness, which takes the "
+          "journal first; a journal loaded at start reaches every harness") {
+  FakeNode a, b, c;
+  std::mutex mu;
+  std::vector<std::string> fleet = {a.address, b.address};
+  PoolOptions options = kFast;
+  options.resolve_interval_s = 0.1;
+  options.resolve = [&](const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu);
+    return name == "fleet:1" ? fleet : std::vector<std::string>{name};
+  };
+  HarnessPool pool({"fleet:1"}, "", nullptr, options);
+  CHECK(pool.addresses() == std::vector<std::string>{a.address, b.address});
+  pool.LoadJournal({Solution("s0")});
+  REQUIRE(BecomesOffered(pool, a.address));
+  REQUIRE(BecomesOffered(pool, b.address));
+  CHECK(a.service.Taken() == std::vector<std::string>{"solution s0 replace=1"});
+  CHECK(b.service.Taken() == std::vector<std::string>{"solution s0 replace=1"});
+  pool.Remember(Solution("s1"), {a.address, b.address});
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    fleet.push_back(c.address);  // a harness pod started on a new node
+  }
+  REQUIRE(BecomesOffered(pool, c.address));
+  CHECK(pool.addresses() == std::vector<std::string>{a.address, b.address, c.address});
+  CHECK(c.service.Taken() ==
+        std::vector<std::string>{"solution s0 replace=1", "solution s1 replace=1"});
+  CHECK(a.service.Taken().size() == 1);  // took s1 itself
 }
 
 }  // namespace
