@@ -246,7 +246,8 @@ BatchOutcome StreamBatch(Connection& connection, const v1::EvaluateBatchRequest&
                   << (i < request.solutions_size()
                           ? absl::StrCat("solution ", request.solutions(i).name())
                       : i < request.confirm_runs_size()
-                          ? absl::StrCat("confirming run ", request.confirm_runs(i))
+                          ? absl::StrCat("confirmation ", i + 1, " of ",
+                                         request.confirm_runs_size())
                           : std::string("batch run"))
                   << ")\n" << std::flush;
     }

@@ -123,13 +123,16 @@ int Confirm(const Invocation& inv, Connection& connection, const v1::Leaderboard
   for (int i = 0; i < count; ++i) {
     Confirmed c;
     c.entry = &board.entries(i);
-    if (static_cast<size_t>(i) < outcome.run_ids.size()) {
-      auto it = outcome.runs.find(outcome.run_ids[static_cast<size_t>(i)]);
-      if (it != outcome.runs.end()) {
-        c.run = &it->second;
-        c.score = ScoreRun(it->second);
-      }
+    // The confirmation of entry i names it (Run.confirms): through a controller the runs of
+    // several harnesses are confirmed one harness after another, not in the board's order.
+    for (const auto& [id, run] : outcome.runs) {
+      if (run.confirms() == c.entry->run_id()) c.run = &run;
     }
+    if (c.run == nullptr && static_cast<size_t>(i) < outcome.run_ids.size()) {
+      auto it = outcome.runs.find(outcome.run_ids[static_cast<size_t>(i)]);
+      if (it != outcome.runs.end()) c.run = &it->second;
+    }
+    if (c.run != nullptr) c.score = ScoreRun(*c.run);
     if (c.run == nullptr || c.run->status() != v1::PASSED) all_passed = false;
     confirmed.push_back(c);
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -180,23 +181,38 @@ grpc::Status FleetService::EvaluateBatch(grpc::ServerContext* context,
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   if (request->confirm_runs_size() > 0) {
-    // A confirmation evaluates archived runs again: on the harness that holds them.
-    absl::StatusOr<std::string> holder = HarnessOfRun(request->confirm_runs(0), *authorization);
-    if (!holder.ok()) return ToGrpcStatus(holder.status());
-    v1::Harness::Stub* stub = pool_.StubOf(*holder);
-    if (stub == nullptr) return NoHarness();
-    grpc::ClientContext call;
-    pool_.Prepare(&call, 6 * 3600, *authorization);
-    std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
-        stub->EvaluateBatch(&call, *request);
-    v1::EvaluateEvent event;
-    std::set<std::string> indexed;
-    while (reader->Read(&event)) {
-      IndexOnce(event, *holder, &indexed);
-      if (context->IsCancelled()) call.TryCancel();
-      writer->Write(event);
+    // A confirmation evaluates archived runs again on the harness that holds them (it has their
+    // solutions): one batch per harness, in the order their first run is named, each run's
+    // confirmation naming the run it confirms (Run.confirms).
+    std::vector<std::string> holders;
+    std::map<std::string, v1::EvaluateBatchRequest> batches;
+    for (const std::string& run_id : request->confirm_runs()) {
+      absl::StatusOr<std::string> holder = HarnessOfRun(run_id, *authorization);
+      if (!holder.ok()) return ToGrpcStatus(holder.status());
+      auto [it, fresh] = batches.try_emplace(*holder, *request);
+      if (fresh) {
+        it->second.clear_confirm_runs();
+        holders.push_back(*holder);
+      }
+      it->second.add_confirm_runs(run_id);
     }
-    return Named(reader->Finish(), *holder);
+    for (const std::string& holder : holders) {
+      v1::Harness::Stub* stub = pool_.StubOf(holder);
+      if (stub == nullptr) return NoHarness();
+      grpc::ClientContext call;
+      pool_.Prepare(&call, 6 * 3600, *authorization);
+      std::unique_ptr<grpc::ClientReader<v1::EvaluateEvent>> reader =
+          stub->EvaluateBatch(&call, batches[holder]);
+      v1::EvaluateEvent event;
+      std::set<std::string> indexed;
+      while (reader->Read(&event)) {
+        IndexOnce(event, holder, &indexed);
+        if (context->IsCancelled()) call.TryCancel();
+        writer->Write(event);
+      }
+      if (grpc::Status s = reader->Finish(); !s.ok()) return Named(s, holder);
+    }
+    return grpc::Status::OK;
   }
   // A batch stays on one harness: retried elsewhere, runs that finished would be evaluated twice.
   return StreamRuns(

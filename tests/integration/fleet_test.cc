@@ -277,6 +277,44 @@ TEST_CASE("through the controller, what a harness missed while down is replayed 
   INFO(by_name.Describe());
   CHECK(by_name.exit_code == 0);
 
+  // Every team's latest run, wherever it ran: team-1's on b (submitted there directly), team-0's
+  // through the controller. A confirmation of the top 2 re-measures each run on the harness that
+  // holds it, and each confirmation names the run it confirms.
+  Completed on_b = SubmitByName(b_address, TeamToken(1));
+  INFO(on_b.Describe());
+  REQUIRE(on_b.exit_code == 0);
+  const std::string b_run = ParseOut(on_b)["run_id"];
+  Completed confirm = Kiln({"--server", server, "--token", kOps, "leaderboard", "scale_add_f32",
+                            "--confirm", "2", "--json"},
+                           300);
+  INFO(confirm.Describe());
+  REQUIRE(confirm.exit_code == 0);
+  const Json confirmed = ParseOut(confirm)["confirmation"];
+  REQUIRE(confirmed.size() == 2);
+  std::set<std::string> ranked;
+  for (const Json& c : confirmed) {
+    CHECK(c["status"] == "PASSED");
+    ranked.insert(c["ranked_run_id"].get<std::string>());
+    const std::string id = c["run_id"];
+    Completed shown = Kiln({"--server", server, "--token", kOps, "runs", "show", id, "--json"}, 60);
+    CHECK(shown.exit_code == 0);
+    CHECK(ParseOut(shown)["confirms"] == c["ranked_run_id"]);
+  }
+  CHECK(ranked.count(b_run) == 1);
+  // The CLI's other reading commands answer through the controller as from a harness.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"runs", "list", "--json"},
+                                             {"solutions", "list"},
+                                             {"defs", "show", "scale_add_f32"},
+                                             {"report", "scale_add_f32"},
+                                             {"node"}}) {
+    std::vector<std::string> argv = {"--server", server, "--token", kOps};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Completed r = Kiln(argv, 120);
+    INFO(r.Describe());
+    CHECK(r.exit_code == 0);
+  }
+
   // The journal is in controller.db: a controller started again replays it too.
   CHECK(Count(controller->db(), "SELECT COUNT(*) FROM fleet_registrations") == 3);
   controller.reset();
