@@ -464,7 +464,8 @@ absl::Status HarnessServerImpl::Open() {
   context.facts = NodeFacts{KILN_VERSION, backends_, native_toolchains, options_.default_mode,
                             std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
-                                .count()};
+                                .count(),
+                            /*profiling=*/""};
   int cuda_devices = 0;
   for (const NodeBackend& b : backends_) {
     if (b.name == "cuda") cuda_devices += static_cast<int>(b.devices.size());

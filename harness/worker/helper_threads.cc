@@ -84,7 +84,7 @@ bool OthersRunning() {
   while (dirent* entry = readdir(dir)) {
     if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
     // Dozens of threads in a Python worker, after every call.
-    char path[64];
+    char path[sizeof("/proc/self/task//stat") + sizeof(entry->d_name)];
     std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
     char line[512];
     const ssize_t n = ReadProcFile(path, line, sizeof(line));

@@ -297,6 +297,13 @@ absl::Status CuptiTimer::TimeCallDeferred(
   return absl::OkStatus();
 }
 
+void CuptiTimer::StartInputSet() {
+  first_work_.reset();
+  if (deferred_.empty()) return;
+  deferred_.clear();
+  (void)Spans({});  // stops collecting and drops the records
+}
+
 absl::StatusOr<std::vector<CuptiTimer::Sample>> CuptiTimer::TakeDeferred() {
   std::vector<Window> windows;
   windows.swap(deferred_);

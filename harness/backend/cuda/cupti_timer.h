@@ -55,8 +55,9 @@ class CuptiTimer {
   absl::StatusOr<std::vector<Sample>> TakeDeferred();
 
   // The calls timed from now on run on new inputs (a new trial or workload): the next one's
-  // work is what the later ones are compared with.
-  void StartInputSet() { first_work_.reset(); }
+  // work is what the later ones are compared with. Calls deferred and never taken (a request
+  // whose timing failed) are dropped, so that the trial's samples are its own.
+  void StartInputSet();
 
   // The GPU work of the calls timed since the last TakeWork, by signature ("kernel <name as
   // CUPTI gives it>", "memcpy kind ...", "memset ..."): summed durations and record counts.

@@ -162,7 +162,7 @@ TEST_CASE("controller access: every RPC refuses a call without a valid token") {
 TEST_CASE("controller access: only operators start campaigns, for themselves or for a principal") {
   AccessFixture f;
   v1::Campaign c;
-  for (const std::string& token : {"t-red", "t-bot"}) {
+  for (const char* token : {"t-red", "t-bot"}) {
     grpc::Status s = f.Start(token, "", &c);
     CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
     CHECK_THAT(s.error_message(), Catch::Contains("starting a campaign"));
@@ -229,7 +229,7 @@ TEST_CASE("controller access: only operators cancel, even a principal's own camp
   v1::Campaign red;
   REQUIRE(f.Start("t-ops", "red", &red).ok());
   v1::Campaign after;
-  for (const std::string& token : {"t-red", "t-blue", "t-bot"}) {
+  for (const char* token : {"t-red", "t-blue", "t-bot"}) {
     grpc::Status s = f.Cancel(token, red.campaign_id(), &after);
     CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
     CHECK_THAT(s.error_message(), Catch::Contains("cancelling a campaign"));
