@@ -53,10 +53,20 @@ std::string RuleLine(const v1::Leaderboard& board) {
 
 }  // namespace
 
+std::string LeftOutText(const google::protobuf::RepeatedPtrField<std::string>& left_out) {
+  std::string out;
+  for (const std::string& h : left_out) {
+    absl::StrAppend(&out, "left out: the runs held by harness ", h, "\n");
+  }
+  return out;
+}
+
 std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
                                  RuleLine(board), "\n");
-  if (board.entries().empty()) return out + "no ranked runs yet\n";
+  if (board.entries().empty()) {
+    return out + "no ranked runs yet\n" + LeftOutText(board.left_out());
+  }
   std::vector<Column> columns = ScoreColumns();
   columns.insert(columns.end(), {{"passed", Align::kRight},
                                  {"latency ms", Align::kRight},
@@ -89,7 +99,7 @@ std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
                     ", reference against itself in two processes), holds 1x (--noise-floor; "
                     "docs/report.md, Ties)\n");
   }
-  return out;
+  return out + LeftOutText(board.left_out());
 }
 
 namespace {

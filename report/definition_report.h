@@ -157,6 +157,9 @@ struct SkippedRuns {
   int other_backend = 0;
   int unreadable = 0;       // GetRun refused (another team's run, read by a team)
   int stale_workloads = 0;  // traces of workloads no longer registered, ignored
+  // Through a kiln-controller: the harnesses whose runs could not be read (ListRunsResponse
+  // left_out, "ADDRESS: STATE for N s (WHY)").
+  std::vector<std::string> unavailable_harnesses;
 };
 
 struct DefinitionReport {

@@ -187,8 +187,12 @@ std::string SkippedText(const SkippedRuns& s) {
   add(s.other_backend, "runs on other backends");
   add(s.unreadable, "runs of other principals not readable with this token");
   add(s.stale_workloads, "traces of workloads no longer registered");
-  if (parts.empty()) return "";
-  return absl::StrCat("left out: ", absl::StrJoin(parts, ", "), "\n");
+  std::string out;
+  if (!parts.empty()) out = absl::StrCat("left out: ", absl::StrJoin(parts, ", "), "\n");
+  for (const std::string& h : s.unavailable_harnesses) {
+    absl::StrAppend(&out, "left out: the runs held by harness ", h, "\n");
+  }
+  return out;
 }
 
 Json OptionalNumber(const std::optional<double>& value) {
@@ -317,7 +321,8 @@ Json DefinitionReportJson(const DefinitionReport& report, const std::string& bas
                  {"other_mode", s.other_mode},
                  {"other_backend", s.other_backend},
                  {"unreadable", s.unreadable},
-                 {"stale_workload_traces", s.stale_workloads}}}};
+                 {"stale_workload_traces", s.stale_workloads},
+                 {"unavailable_harnesses", s.unavailable_harnesses}}}};
   Json workloads = Json::array();
   for (const ReportWorkload& w : report.workloads) {
     Json axes = Json::object();

@@ -1,5 +1,7 @@
 #include "report/report_runs.h"
 
+#include <algorithm>
+
 namespace kiln::cli {
 
 namespace {
@@ -23,6 +25,10 @@ grpc::Status FetchReportRuns(v1::Harness::StubInterface& stub,
     v1::ListRunsResponse page;
     grpc::Status status = stub.ListRuns(&context, request, &page);
     if (!status.ok()) return status;
+    for (const std::string& h : page.left_out()) {
+      std::vector<std::string>& left_out = skipped->unavailable_harnesses;
+      if (std::find(left_out.begin(), left_out.end(), h) == left_out.end()) left_out.push_back(h);
+    }
     for (const v1::RunSummary& r : page.runs()) {
       if (r.state() != v1::RUN_DONE) {
         ++skipped->unfinished;

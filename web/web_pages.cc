@@ -342,8 +342,14 @@ std::string DefinitionBody(const v1::DefinitionDetail& detail, const v1::Leaderb
 }
 
 std::string RunsBody(const v1::ListRunsResponse& runs, const std::string& query) {
-  if (runs.runs().empty()) return "<p class=\"note\">No runs match.</p>\n";
-  std::string out = absl::StrCat("<table>", Header({"run", "definition", "solution", "team",
+  // Through a kiln-controller: the harnesses whose runs are not in this page.
+  std::string left_out;
+  for (const std::string& h : runs.left_out()) {
+    absl::StrAppend(&left_out, "<p class=\"note left-out\">Left out: the runs held by harness ",
+                    XmlEscape(h), "</p>\n");
+  }
+  if (runs.runs().empty()) return "<p class=\"note\">No runs match.</p>\n" + left_out;
+  std::string out = absl::StrCat(left_out, "<table>", Header({"run", "definition", "solution", "team",
                                                     "status", "mode", "mean latency",
                                                     "mean speedup", "workloads", "created"}));
   for (const v1::RunSummary& r : runs.runs()) {

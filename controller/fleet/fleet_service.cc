@@ -78,16 +78,20 @@ FleetService::FleetService(HarnessPool& pool, RunIndex& index, Authenticator aut
                            RegistrationLog* log)
     : pool_(pool), index_(index), auth_(std::move(auth)), log_(log) {}
 
+grpc::Status FleetService::Store(const Registration& entry) {
+  if (log_ == nullptr) return grpc::Status::OK;
+  if (absl::Status s = log_->Put(entry); !s.ok()) {
+    return grpc::Status(grpc::StatusCode::INTERNAL,
+                        absl::StrCat("kiln-controller: the harnesses took the ", entry.kind,
+                                     " but the controller could not journal it (", s.message(),
+                                     "); register it again"));
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status FleetService::Journal(const Registration& entry,
                                    const std::vector<std::string>& took) {
-  if (log_ != nullptr) {
-    if (absl::Status s = log_->Put(entry); !s.ok()) {
-      return grpc::Status(grpc::StatusCode::INTERNAL,
-                          absl::StrCat("kiln-controller: the harnesses took the ", entry.kind,
-                                       " but the controller could not journal it (",
-                                       s.message(), "); register it again"));
-    }
-  }
+  if (grpc::Status s = Store(entry); !s.ok()) return s;
   pool_.Remember(entry, took);
   return grpc::Status::OK;
 }
@@ -325,6 +329,13 @@ grpc::Status FleetService::Gather(const std::string& authorization, const Reques
   return grpc::Status::OK;
 }
 
+std::vector<std::string> FleetService::LeftOut(const std::vector<std::string>& took) const {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  return LeftOutHarnesses(pool_.Health(), took, now_ms);
+}
+
 grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
                                   v1::Run* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
@@ -389,13 +400,15 @@ grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::ListRunsResponse> pages;
+  std::vector<std::string> took;
   grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::ListRunsRequest& r,
                              v1::ListRunsResponse* o) { return st.ListRuns(c, r, o); },
-                          Reach::kEvery, &pages);
+                          Reach::kEvery, &pages, &took);
   if (!s.ok()) return s;
   *response = MergeRunPages(pages, request->limit());
+  for (std::string& h : LeftOut(took)) response->add_left_out(std::move(h));
   return grpc::Status::OK;
 }
 
@@ -405,15 +418,17 @@ grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::Leaderboard> boards;
+  std::vector<std::string> took;
   grpc::Status s = Gather(*authorization, *request,
                           [](v1::Harness::Stub& st, grpc::ClientContext* c,
                              const v1::LeaderboardRequest& r,
                              v1::Leaderboard* o) { return st.GetLeaderboard(c, r, o); },
-                          Reach::kEvery, &boards);
+                          Reach::kEvery, &boards, &took);
   if (!s.ok()) return s;
   absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(boards);
   if (!merged.ok()) return ToGrpcStatus(merged.status());
   *response = *std::move(merged);
+  for (std::string& h : LeftOut(took)) response->add_left_out(std::move(h));
   return grpc::Status::OK;
 }
 
@@ -431,15 +446,10 @@ grpc::Status FleetService::PutDefinition(grpc::ServerContext* context,
          v1::PutDefinitionResponse* o) { return st.PutDefinition(c, r, o); },
       Reach::kAnswered, &answers, &took);
   if (!s.ok()) return s;
-  if (log_ != nullptr) {
-    if (absl::Status stored = log_->Put({"definition", request->definition().name(),
-                                         request->SerializeAsString()});
-        !stored.ok()) {
-      return grpc::Status(grpc::StatusCode::INTERNAL,
-                          absl::StrCat("kiln-controller: the harnesses took the definition but "
-                                       "the controller could not journal it (",
-                                       stored.message(), "); register it again"));
-    }
+  if (grpc::Status stored =
+          Store({"definition", request->definition().name(), request->SerializeAsString()});
+      !stored.ok()) {
+    return stored;
   }
   pool_.RememberDefinition(*request, took);  // journals it in the pool too
   *response = std::move(answers.front());

@@ -130,6 +130,9 @@ class FleetService final : public v1::Harness::Service {
                       Reach reach, std::vector<Response>* answers,
                       std::vector<std::string>* took = nullptr);
 
+  // The harnesses a listing merged from those in `took` leaves out (merge.h LeftOutHarnesses).
+  std::vector<std::string> LeftOut(const std::vector<std::string>& took) const;
+
   HarnessPool& pool_;
   RunIndex& index_;
   const Authenticator auth_;
@@ -138,6 +141,8 @@ class FleetService final : public v1::Harness::Service {
   // INTERNAL when it cannot be stored: the harnesses took it, but one that comes back would
   // not, so the caller is told to register it again.
   grpc::Status Journal(const Registration& entry, const std::vector<std::string>& took);
+  // Journal's first half: `entry` on disk (controller.db), INTERNAL as Journal says.
+  grpc::Status Store(const Registration& entry);
 };
 
 }  // namespace kiln::controller

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "controller/harness_pool.h"
 #include "harness/archive/page_token.h"
 #include "harness/model/leaderboard_order.h"
 
@@ -92,6 +93,22 @@ absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderbo
   std::stable_sort(ranked.begin(), ranked.end(), LeaderboardRanksBefore);
   for (v1::LeaderboardEntry& e : ranked) *merged.add_entries() = std::move(e);
   return merged;
+}
+
+std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
+                                          const std::vector<std::string>& took,
+                                          int64_t now_unix_ms) {
+  std::vector<std::string> out;
+  for (const HarnessHealth& h : fleet) {
+    if (std::find(took.begin(), took.end(), h.address) != took.end()) continue;
+    const int64_t for_s =
+        h.since_unix_ms > 0 ? std::max<int64_t>(0, (now_unix_ms - h.since_unix_ms) / 1000) : 0;
+    std::string why = h.last_error;
+    if (h.state == HarnessState::kHealthy) why = "still taking what it missed";
+    absl::StrAppend(&out.emplace_back(), h.address, ": ", HarnessStateName(h.state), " for ",
+                    for_s, " s", why.empty() ? "" : absl::StrCat(" (", why, ")"));
+  }
+  return out;
 }
 
 }  // namespace kiln::controller

@@ -2,12 +2,16 @@
 #ifndef KILN_CONTROLLER_FLEET_MERGE_H_
 #define KILN_CONTROLLER_FLEET_MERGE_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "kiln/v1/harness.pb.h"
 
 namespace kiln::controller {
+
+struct HarnessHealth;  // controller/harness_pool.h
 
 // One page of runs: newest first (created_unix_ms, then run_id, both descending: the harnesses'
 // keyset order), at most `limit` (0: 50), a run listed by two harnesses once, and a
@@ -22,6 +26,14 @@ v1::ListRunsResponse MergeRunPages(const std::vector<v1::ListRunsResponse>& page
 // Entries ranked as a harness ranks them (harness/model/leaderboard_order.h). FAILED_PRECONDITION
 // when the boards are of different modes or rules (harnesses with different default modes).
 absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderboard>& boards);
+
+// What a fleet answer leaves out: each harness of `fleet` (the pool's view, in its order) that
+// is not among `took` (those whose answers were merged), as "ADDRESS: STATE for N s (WHY)",
+// WHY being its last error, or for a healthy one that it is still taking what it missed.
+// `now_unix_ms` dates the states.
+std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
+                                          const std::vector<std::string>& took,
+                                          int64_t now_unix_ms);
 
 }  // namespace kiln::controller
 

@@ -174,6 +174,13 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   }
   CHECK(ordered);
   for (const std::string& id : on_survivors) CHECK(listed.count(id) == 1);
+  // ... and says whose runs it lacks: the killed harness's, with its state.
+  REQUIRE(runs["left_out"].size() == 1);
+  CHECK(runs["left_out"][0].get<std::string>().rfind(killed + ": ", 0) == 0);
+  Completed text = Kiln({"--server", server, "--token", kOps, "runs", "list"}, 60);
+  INFO(text.Describe());
+  CHECK(std::regex_search(text.out, std::regex("left out: the runs held by harness " + killed +
+                                               ": (suspect|gone) for [0-9]+ s \\(")));
 
   // The fleet leaderboard is what the surviving harnesses hold together: each principal's latest
   // run over both.
@@ -205,6 +212,12 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   }
   REQUIRE(fleet.size() == latest.size());
   for (const auto& [principal, key] : latest) CHECK(fleet[principal] == key.second);
+  REQUIRE(fleet_parsed["left_out"].size() == 1);
+  CHECK(fleet_parsed["left_out"][0].get<std::string>().rfind(killed + ": ", 0) == 0);
+  Completed report = Kiln({"--server", server, "--token", kOps, "report", "scale_add_f32"}, 120);
+  INFO(report.Describe());
+  CHECK(report.exit_code == 0);
+  CHECK(Contains(report.out, "left out: the runs held by harness " + killed + ": "));
   for (int i = 0; i < kClients; ++i) CHECK(fleet.count("team-" + std::to_string(i)) == 1);
 }
 

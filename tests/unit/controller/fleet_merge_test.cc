@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "controller/fleet/merge.h"
+#include "controller/harness_pool.h"
 #include "harness/archive/page_token.h"
 
 namespace kiln::controller {
@@ -124,6 +125,34 @@ TEST_CASE("boards of different modes are not merged: the error says to name the 
   REQUIRE_FALSE(merged.ok());
   CHECK(merged.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(merged.status().message()).find("--mode") != std::string::npos);
+}
+
+TEST_CASE("a fleet answer names each harness it lacks, with its state, for how long and why") {
+  auto health = [](std::string address, HarnessState state, int64_t since, std::string error) {
+    HarnessHealth h;
+    h.address = std::move(address);
+    h.state = state;
+    h.since_unix_ms = since;
+    h.last_error = std::move(error);
+    return h;
+  };
+  const std::vector<HarnessHealth> fleet = {
+      health("10.0.0.1:7777", HarnessState::kHealthy, 1'000, ""),
+      health("10.0.0.2:7777", HarnessState::kGone, 58'000, "connection refused"),
+      health("10.0.0.3:7777", HarnessState::kSuspect, 99'500, "deadline exceeded"),
+      health("10.0.0.4:7777", HarnessState::kHealthy, 90'000, ""),
+  };
+  // 10.0.0.4 is healthy but had not taken the journal, so it was not asked.
+  const std::vector<std::string> left_out =
+      LeftOutHarnesses(fleet, {"10.0.0.1:7777"}, 100'000);
+  CHECK(left_out == std::vector<std::string>{
+                        "10.0.0.2:7777: gone for 42 s (connection refused)",
+                        "10.0.0.3:7777: suspect for 0 s (deadline exceeded)",
+                        "10.0.0.4:7777: healthy for 10 s (still taking what it missed)"});
+  CHECK(LeftOutHarnesses(fleet, {"10.0.0.1:7777", "10.0.0.2:7777", "10.0.0.3:7777",
+                                 "10.0.0.4:7777"},
+                         100'000)
+            .empty());
 }
 
 }  // namespace
