@@ -9,6 +9,9 @@
 # Checks: every profile returns kernels; DRAM throughput high (>= 50 % of peak) for the copy, SM
 # throughput high (>= 50 %) and compute-bound for the cuBLAS GEMM (the reference's); the report
 # downloads; TASK.md has the table.
+# With KILN_PROFILE_VIA_CONTROLLER=1 every kiln command (definitions, profiles, the report's
+# download, runs show) goes through a kiln-controller in front of the harness, the fleet's front
+# door, and the campaign runs on that same controller.
 # Usage: tests/gpu/profile_gpu.sh BUNDLE_DIR OUT_DIR   (BUNDLE_DIR: a kiln bundle, bin/ in it)
 set -uo pipefail
 bundle="$(cd "$1" && pwd)"
@@ -53,6 +56,19 @@ wait_listening() {  # LOG PID -> prints HOST:PORT
 harness_pid=$!
 addr=$(wait_listening "$work/harness.log" "$harness_pid") || { log "kiln-harness did not start"; tail -20 "$work/harness.log"; exit 2; }
 log "kiln-harness on $addr"
+harness_addr=$addr
+start_controller() {  # -> caddr
+  "$bin/kiln-controller" --listen 127.0.0.1:0 --data-dir "$work/controller" \
+    --harness "$harness_addr" >"$work/controller.log" 2>&1 &
+  controller_pid=$!
+  caddr=$(wait_listening "$work/controller.log" "$controller_pid") ||
+    { log "kiln-controller did not start"; tail -20 "$work/controller.log"; exit 2; }
+}
+if [[ "${KILN_PROFILE_VIA_CONTROLLER:-0}" == 1 ]]; then
+  start_controller
+  addr=$caddr
+  log "every kiln command through kiln-controller on $caddr (the front door of $harness_addr)"
+fi
 kiln() { timeout 300 "$bin/kiln" --server "$addr" "$@"; }
 kiln node >"$out/profile_node.txt" 2>&1
 log "$(grep 'nsight compute' "$out/profile_node.txt")"
@@ -153,10 +169,7 @@ log "kiln profile (text) rc=$?"
 # The campaign: its second round is an optimisation round whose TASK.md carries a profile.
 mkdir -p "$work/campaign"
 cp "$here/campaign/"* "$here/defs/perf_copy_f32.json" "$here/defs/perf_copy_f32.jsonl" "$work/campaign/"
-"$bin/kiln-controller" --listen 127.0.0.1:0 --data-dir "$work/controller" --harness "$addr" \
-  >"$work/controller.log" 2>&1 &
-controller_pid=$!
-caddr=$(wait_listening "$work/controller.log" "$controller_pid") || { log "kiln-controller did not start"; exit 2; }
+[[ -n "${caddr:-}" ]] || start_controller
 t0=$(date +%s)
 timeout 420 "$bin/kiln" campaign start "$work/campaign/copy-sweep.yaml" --controller "$caddr" --wait \
   >"$out/campaign.txt" 2>&1
