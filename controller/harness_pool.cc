@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "controller/campaign_archive.h"
 
 namespace kiln::controller {
@@ -303,18 +304,31 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
   for (;;) {
     Node* best = nullptr;
     int best_load = 0;
+    // Whether a harness not eligible now may take the run once it is (it is down, still taking
+    // the journal, or has not said what it runs); else, with none eligible, waiting is futile.
+    bool may_later = false;
+    std::string refusals;  // why each harness cannot run it, as they last said
     for (auto& node : nodes_) {
-      if (!EligibleLocked(*node)) continue;
       const std::vector<std::string>& backends = node->backends;
       if (!backend.empty() && !backends.empty() &&
           std::find(backends.begin(), backends.end(), backend) == backends.end()) {
+        absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", node->address, " runs ",
+                        absl::StrJoin(backends, ", "));
         continue;
       }
       // A harness that names the language's state and says it cannot run it (no torch, no GPU
       // backend for it) is no place for the run.
       if (!language.empty()) {
         auto it = node->languages.find(language);
-        if (it != node->languages.end() && absl::StartsWith(it->second, "unavailable")) continue;
+        if (it != node->languages.end() && absl::StartsWith(it->second, "unavailable")) {
+          absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", node->address, ": ",
+                          language, " ", it->second);
+          continue;
+        }
+      }
+      if (!EligibleLocked(*node)) {
+        may_later = true;
+        continue;
       }
       const int load = Load(node->health);
       if (best == nullptr || load < best_load) {
@@ -328,6 +342,11 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
       return best;
     }
     if (cancelled.load() || stopping_) return absl::CancelledError("campaign cancelled");
+    if (!may_later && !nodes_.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no harness of the fleet runs backend ", backend.empty() ? "(any)" : backend,
+          language.empty() ? "" : absl::StrCat(" and language ", language), " (", refusals, ")"));
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string states;
       for (auto& node : nodes_) {

@@ -346,6 +346,17 @@ TEST_CASE("through the controller, a run no harness has is NOT_FOUND, naming the
   INFO(show.Describe());
   CHECK(show.exit_code != 0);
   CHECK(Contains(show.err, "on no healthy harness"));
+  // A profile (CUDA only) on a fleet of host harnesses is refused at once, not after the wait
+  // for a harness that may come back.
+  const double start = NowSeconds();
+  Completed profile = Kiln({"--server", controller.address(), "profile", "--definition",
+                            "scale_add_f32", "--solution", DataPath("solutions/correct.json")},
+                           60);
+  INFO(profile.Describe());
+  CHECK(profile.exit_code != 0);
+  CHECK(Contains(profile.err, "FAILED_PRECONDITION: no harness of the fleet runs backend cuda"));
+  CHECK(Contains(profile.err, a.address() + " runs host"));
+  CHECK(NowSeconds() - start < 30);
 }
 
 }  // namespace kiln::testing

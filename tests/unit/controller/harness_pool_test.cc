@@ -365,6 +365,46 @@ TEST_CASE("harness pool: a run goes only where its language runs, with the calle
   CHECK(took.authorizations.back() == "Bearer pool-token");
 }
 
+TEST_CASE("harness pool: a run no harness of the fleet can take is refused at once, naming what "
+          "each runs, also while one is down") {
+  FakeNode a, b;
+  a.service.python = "unavailable: python3 cannot import torch";
+  b.service.python = "unavailable: no backend of this node runs it";
+  PoolOptions options = kFast;
+  options.wait_s = 30;
+  HarnessPool pool({a.address, b.address}, "", nullptr, options);
+  REQUIRE(Reaches(pool, a.address, HarnessState::kHealthy));
+  REQUIRE(Reaches(pool, b.address, HarnessState::kHealthy));
+  std::atomic<bool> cancelled{false};
+  Recorder recorder;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<HarnessRun> cuda = pool.Evaluate(Request(), "cuda", recorder.Observer(), cancelled);
+  REQUIRE_FALSE(cuda.ok());
+  CHECK(absl::IsFailedPrecondition(cuda.status()));
+  CHECK_THAT(std::string(cuda.status().message()),
+             Catch::Equals("no harness of the fleet runs backend cuda (" + a.address +
+                           " runs host; " + b.address + " runs host)"));
+  const v1::EvaluateRequest request = Request();
+  HarnessPool::OpenRunStream open = [&request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
+    return stub.Evaluate(c, request);
+  };
+  absl::StatusOr<HarnessRun> python =
+      pool.RunOnPool("scale_add_f32", open, "host", AttemptObserver{}, cancelled, 1, "python");
+  REQUIRE_FALSE(python.ok());
+  CHECK(absl::IsFailedPrecondition(python.status()));
+  CHECK_THAT(std::string(python.status().message()),
+             Catch::Contains(a.address + ": python unavailable: python3 cannot import torch"));
+  // A harness that stopped answering still runs what it said it runs: no reason to wait for it.
+  a.service.hang = true;
+  REQUIRE(Reaches(pool, a.address, HarnessState::kGone));
+  CHECK(absl::IsFailedPrecondition(
+      pool.Evaluate(Request(), "cuda", recorder.Observer(), cancelled).status()));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(recorder.ends.empty());
+  CHECK(a.service.evaluations == 0);
+  CHECK(b.service.evaluations == 0);
+}
+
 }  // namespace
 }  // namespace kiln::controller
 
