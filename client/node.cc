@@ -1,6 +1,7 @@
 // kiln node: what a kiln-harness node offers (GetNodeInfo).
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -46,11 +47,23 @@ std::string NodeText(const v1::NodeInfo& node, const std::string& server) {
       absl::StrAppend(&out, "  ", name, ": ", where, "\n");
     }
   }
+  // Through a kiln-controller: the fleet's harnesses; the counts above are their sum.
+  if (!node.fleet().empty()) {
+    out += "harnesses of the fleet (counts and devices: those that answered)\n";
+    for (const std::string& h : node.fleet()) absl::StrAppend(&out, "  ", h, "\n");
+  }
   if (!node.devices().empty()) {
-    Table devices({{"backend"}, {"index", Align::kRight}, {"name"}, {"pci bus id"}, {"busy"}});
+    const bool fleet = !node.fleet().empty();
+    std::vector<Column> columns = {{"backend"}, {"index", Align::kRight}, {"name"},
+                                   {"pci bus id"}, {"busy"}};
+    if (fleet) columns.insert(columns.begin(), Column{"harness"});
+    Table devices(std::move(columns));
     for (const v1::DeviceInfo& d : node.devices()) {
-      devices.AddRow({d.backend(), absl::StrCat(d.index()), d.name(),
-                      d.pci_bus_id().empty() ? "-" : d.pci_bus_id(), d.busy() ? "yes" : "no"});
+      std::vector<std::string> row = {d.backend(), absl::StrCat(d.index()), d.name(),
+                                      d.pci_bus_id().empty() ? "-" : d.pci_bus_id(),
+                                      d.busy() ? "yes" : "no"};
+      if (fleet) row.insert(row.begin(), d.harness());
+      devices.AddRow(std::move(row));
     }
     out += "devices\n" + devices.Render();
   }

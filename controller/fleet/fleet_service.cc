@@ -15,30 +15,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "access/call_metadata.h"
+#include "controller/fleet/fleet_calls.h"
 #include "controller/fleet/merge.h"
 
 namespace kiln::controller {
 namespace {
 
-constexpr double kUnaryDeadlineS = 60;
-// How long a call waits for a healthy harness when none is (the pool probes every harness
-// every --harness-probe-s; a controller just started has heard from none yet).
-constexpr double kHealthyWaitS = 30;
-
-grpc::Status Named(const grpc::Status& s, const std::string& harness) {
-  if (s.ok()) return s;
-  return grpc::Status(s.error_code(), absl::StrCat("harness ", harness, ": ", s.error_message()));
-}
-
-// A call that did not reach the harness or got no answer: the harness, not the request.
-bool Broken(const grpc::Status& s) {
-  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
-
-grpc::Status NoHarness() {
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                      "kiln-controller: no harness of the fleet is healthy now");
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Sets `cancelled` when the caller goes away, until destroyed.
@@ -330,10 +316,7 @@ grpc::Status FleetService::Gather(const std::string& authorization, const Reques
 }
 
 std::vector<std::string> FleetService::LeftOut(const std::vector<std::string>& took) const {
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  return LeftOutHarnesses(pool_.Health(), took, now_ms);
+  return LeftOutHarnesses(pool_.Health(), took, NowMs());
 }
 
 grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
@@ -541,56 +524,20 @@ grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
                                        v1::NodeInfo* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
-  return Forward(*authorization, "", *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetNodeInfoRequest& r,
-                    v1::NodeInfo* o) { return s.GetNodeInfo(c, r, o); });
-}
-
-grpc::Status FleetService::PutBlob(grpc::ServerContext* context,
-                                   grpc::ServerReader<v1::PutBlobChunk>* reader,
-                                   v1::PutBlobResponse* response) {
-  absl::StatusOr<std::string> authorization = Authorize(context);
-  if (!authorization.ok()) return ToGrpcStatus(authorization.status());
-  const std::vector<std::string> targets = pool_.Healthy(kHealthyWaitS);
-  if (targets.empty()) return NoHarness();
-  // Every healthy harness takes the blob as it streams in (a workload's inputs must be on the
-  // harness that runs it); a chunk is kept only until every harness has it.
-  struct Upload {
-    std::string address;
-    grpc::ClientContext context;
-    v1::PutBlobResponse response;
-    std::unique_ptr<grpc::ClientWriter<v1::PutBlobChunk>> writer;
-    bool open = true;
-  };
-  std::vector<std::unique_ptr<Upload>> uploads;
-  for (const std::string& address : targets) {
-    auto upload = std::make_unique<Upload>();
-    upload->address = address;
-    pool_.Prepare(&upload->context, 3600, *authorization);
-    upload->writer = pool_.StubOf(address)->PutBlob(&upload->context, &upload->response);
-    uploads.push_back(std::move(upload));
+  // The fleet's: every healthy harness's counts and devices, and each harness's state.
+  std::vector<v1::NodeInfo> infos;
+  std::vector<std::string> took;
+  grpc::Status s = Gather(*authorization, *request,
+                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
+                             const v1::GetNodeInfoRequest& r,
+                             v1::NodeInfo* o) { return st.GetNodeInfo(c, r, o); },
+                          Reach::kAnswered, &infos, &took);
+  if (!s.ok()) return s;
+  *response = MergeNodeInfos(infos, took);
+  for (std::string& h : FleetHarnesses(pool_.Health(), took, NowMs())) {
+    response->add_fleet(std::move(h));
   }
-  v1::PutBlobChunk chunk;
-  while (reader->Read(&chunk)) {
-    for (auto& upload : uploads) {
-      if (upload->open) upload->open = upload->writer->Write(chunk);
-    }
-  }
-  grpc::Status first_error;
-  bool stored = false;
-  for (auto& upload : uploads) {
-    upload->writer->WritesDone();
-    grpc::Status s = upload->writer->Finish();
-    if (s.ok()) {
-      if (!stored) *response = upload->response;
-      stored = true;
-      continue;
-    }
-    if (Broken(s)) pool_.ReportBroken(upload->address, s.error_message());
-    if (first_error.ok()) first_error = Named(s, upload->address);
-  }
-  // Every healthy harness must hold it: a run sent to one without it would fail.
-  return first_error.ok() ? grpc::Status::OK : first_error;
+  return grpc::Status::OK;
 }
 
 }  // namespace kiln::controller

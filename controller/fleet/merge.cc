@@ -95,20 +95,84 @@ absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderbo
   return merged;
 }
 
+namespace {
+
+// "ADDRESS: STATE for N s", with why for one that did not answer (`answered` false).
+std::string HarnessLine(const HarnessHealth& h, bool answered, int64_t now_unix_ms) {
+  const int64_t for_s =
+      h.since_unix_ms > 0 ? std::max<int64_t>(0, (now_unix_ms - h.since_unix_ms) / 1000) : 0;
+  std::string why;
+  if (!answered) {
+    why = h.state == HarnessState::kHealthy ? "still taking what it missed" : h.last_error;
+  }
+  return absl::StrCat(h.address, ": ", HarnessStateName(h.state), " for ", for_s, " s",
+                      why.empty() ? "" : absl::StrCat(" (", why, ")"));
+}
+
+bool Took(const std::vector<std::string>& took, const std::string& address) {
+  return std::find(took.begin(), took.end(), address) != took.end();
+}
+
+}  // namespace
+
 std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
                                           const std::vector<std::string>& took,
                                           int64_t now_unix_ms) {
   std::vector<std::string> out;
   for (const HarnessHealth& h : fleet) {
-    if (std::find(took.begin(), took.end(), h.address) != took.end()) continue;
-    const int64_t for_s =
-        h.since_unix_ms > 0 ? std::max<int64_t>(0, (now_unix_ms - h.since_unix_ms) / 1000) : 0;
-    std::string why = h.last_error;
-    if (h.state == HarnessState::kHealthy) why = "still taking what it missed";
-    absl::StrAppend(&out.emplace_back(), h.address, ": ", HarnessStateName(h.state), " for ",
-                    for_s, " s", why.empty() ? "" : absl::StrCat(" (", why, ")"));
+    if (!Took(took, h.address)) out.push_back(HarnessLine(h, false, now_unix_ms));
   }
   return out;
+}
+
+std::vector<std::string> FleetHarnesses(const std::vector<HarnessHealth>& fleet,
+                                        const std::vector<std::string>& took,
+                                        int64_t now_unix_ms) {
+  std::vector<std::string> out;
+  for (const HarnessHealth& h : fleet) {
+    out.push_back(HarnessLine(h, Took(took, h.address), now_unix_ms));
+  }
+  return out;
+}
+
+v1::NodeInfo MergeNodeInfos(const std::vector<v1::NodeInfo>& infos,
+                            const std::vector<std::string>& took) {
+  if (infos.empty()) return v1::NodeInfo();
+  v1::NodeInfo merged = infos.front();
+  merged.clear_devices();
+  merged.set_queue_depth(0);
+  merged.set_running(0);
+  merged.set_runs_archived(0);
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const v1::NodeInfo& info = infos[i];
+    merged.set_queue_depth(merged.queue_depth() + info.queue_depth());
+    merged.set_running(merged.running() + info.running());
+    merged.set_runs_archived(merged.runs_archived() + info.runs_archived());
+    for (const v1::DeviceInfo& d : info.devices()) {
+      v1::DeviceInfo* out = merged.add_devices();
+      *out = d;
+      if (i < took.size()) out->set_harness(took[i]);
+    }
+    for (const std::string& b : info.backends()) {
+      if (std::find(merged.backends().begin(), merged.backends().end(), b) ==
+          merged.backends().end()) {
+        merged.add_backends(b);
+      }
+    }
+    // A language or profiling one harness can run is the fleet's.
+    for (const auto& [language, where] : info.languages()) {
+      auto& mine = (*merged.mutable_languages())[language];
+      if (mine.empty() || (mine.rfind("unavailable", 0) == 0 && where.rfind("unavailable", 0) != 0)) {
+        mine = where;
+      }
+    }
+    if (merged.profiling().rfind("available", 0) != 0 &&
+        info.profiling().rfind("available", 0) == 0) {
+      merged.set_profiling(info.profiling());
+    }
+  }
+  for (const std::string& b : merged.backends()) merged.mutable_unavailable_backends()->erase(b);
+  return merged;
 }
 
 }  // namespace kiln::controller

@@ -31,6 +31,18 @@ absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderbo
 // is not among `took` (those whose answers were merged), as "ADDRESS: STATE for N s (WHY)",
 // WHY being its last error, or for a healthy one that it is still taking what it missed.
 // `now_unix_ms` dates the states.
+// Every harness of `fleet`, as LeftOutHarnesses names those not in `took`, and those in it as
+// "ADDRESS: STATE for N s".
+std::vector<std::string> FleetHarnesses(const std::vector<HarnessHealth>& fleet,
+                                        const std::vector<std::string>& took, int64_t now_unix_ms);
+
+// The fleet's NodeInfo from its harnesses' answers, in `took`'s order (NodeInfo.fleet says how):
+// queue depth, running runs and archived runs summed, devices listed with their harness,
+// backends and languages any of them runs, the rest (version, defaults, toolchains, sandbox,
+// profiling where none can) as the first says.
+v1::NodeInfo MergeNodeInfos(const std::vector<v1::NodeInfo>& infos,
+                            const std::vector<std::string>& took);
+
 std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
                                           const std::vector<std::string>& took,
                                           int64_t now_unix_ms);

@@ -214,6 +214,22 @@ TEST_CASE("a fleet behind the controller: 20 submissions from 4 clients, a harne
   for (const auto& [principal, key] : latest) CHECK(fleet[principal] == key.second);
   REQUIRE(fleet_parsed["left_out"].size() == 1);
   CHECK(fleet_parsed["left_out"][0].get<std::string>().rfind(killed + ": ", 0) == 0);
+  // kiln node through the controller answers for the fleet: each harness and its state.
+  Completed node = Kiln({"--server", server, "--token", kOps, "node", "--json"}, 60);
+  INFO(node.Describe());
+  REQUIRE(node.exit_code == 0);
+  const Json fleet_node = ParseOut(node);
+  REQUIRE(fleet_node["fleet"].size() == 3);
+  int healthy = 0;
+  for (const Json& h : fleet_node["fleet"]) {
+    const std::string line = h.get<std::string>();
+    if (line.rfind(killed + ": ", 0) == 0) {
+      CHECK(line.find(": healthy") == std::string::npos);
+    } else {
+      healthy += line.find(": healthy for ") != std::string::npos ? 1 : 0;
+    }
+  }
+  CHECK(healthy == 2);
   Completed report = Kiln({"--server", server, "--token", kOps, "report", "scale_add_f32"}, 120);
   INFO(report.Describe());
   CHECK(report.exit_code == 0);

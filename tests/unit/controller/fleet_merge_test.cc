@@ -155,5 +155,52 @@ TEST_CASE("a fleet answer names each harness it lacks, with its state, for how l
             .empty());
 }
 
+TEST_CASE("the fleet's node info sums the harnesses' counts, lists their devices, runs what any "
+          "runs") {
+  v1::NodeInfo a, b;
+  a.set_version("0.1.0");
+  a.add_backends("host");
+  a.set_queue_depth(2);
+  a.set_running(1);
+  a.set_runs_archived(10);
+  (*a.mutable_languages())["python"] = "unavailable: python3 cannot import torch";
+  (*a.mutable_unavailable_backends())["cuda"] = "no CUDA GPU on this node";
+  a.set_profiling("unavailable: no CUDA GPU on this node");
+  a.add_devices()->set_name("cpu");
+  b.add_backends("cuda");
+  b.add_backends("host");
+  b.set_queue_depth(3);
+  b.set_runs_archived(5);
+  (*b.mutable_languages())["python"] = "runs on cuda, host";
+  b.set_profiling("available: ncu at /usr/local/cuda/bin/ncu");
+  b.add_devices()->set_name("H200");
+  const v1::NodeInfo merged = MergeNodeInfos({a, b}, {"10.0.0.1:7777", "10.0.0.2:7777"});
+  CHECK(merged.version() == "0.1.0");
+  CHECK(merged.queue_depth() == 5);
+  CHECK(merged.running() == 1);
+  CHECK(merged.runs_archived() == 15);
+  CHECK(std::vector<std::string>(merged.backends().begin(), merged.backends().end()) ==
+        std::vector<std::string>{"host", "cuda"});
+  CHECK(merged.unavailable_backends().empty());  // cuda runs on one of them
+  CHECK(merged.languages().at("python") == "runs on cuda, host");
+  CHECK(merged.profiling() == "available: ncu at /usr/local/cuda/bin/ncu");
+  REQUIRE(merged.devices_size() == 2);
+  CHECK(merged.devices(0).harness() == "10.0.0.1:7777");
+  CHECK(merged.devices(1).name() == "H200");
+  CHECK(merged.devices(1).harness() == "10.0.0.2:7777");
+
+  HarnessHealth up, down;
+  up.address = "10.0.0.1:7777";
+  up.state = HarnessState::kHealthy;
+  up.since_unix_ms = 40'000;
+  down.address = "10.0.0.3:7777";
+  down.state = HarnessState::kGone;
+  down.since_unix_ms = 90'000;
+  down.last_error = "connection refused";
+  CHECK(FleetHarnesses({up, down}, {"10.0.0.1:7777"}, 100'000) ==
+        std::vector<std::string>{"10.0.0.1:7777: healthy for 60 s",
+                                 "10.0.0.3:7777: gone for 10 s (connection refused)"});
+}
+
 }  // namespace
 }  // namespace kiln::controller
