@@ -63,7 +63,8 @@ McpServer::McpServer(McpOptions options, std::istream& in, std::ostream& out, st
 McpServer::~McpServer() { Drain(); }
 
 int McpServer::Serve() {
-  log_ << "kiln mcp: serving kiln-harness at " << connection_->server()
+  // A kiln-harness, or a kiln-controller in front of a fleet of them: both serve kiln.v1.Harness.
+  log_ << "kiln mcp: serving kiln.v1.Harness at " << connection_->server()
        << " over stdio (MCP " << McpProtocolVersions().front() << ")\n"
        << std::flush;
   std::string line;
