@@ -121,7 +121,7 @@ class ExtensionBuild:
     def _place(self, unit):
         unit["object"] = self._object(unit)
         names = [self._object(u) for u in self.spec["units"]]
-        if names.count(unit["object"]) > 1:  # load()'s a/x.cpp and b/x.cpp
+        if names.count(unit["object"]) > 1:  # two of load()'s sources share a file name
             unit["object"] += f".{self.spec['units'].index(unit)}"
         if unit["path"] is None:
             unit["path"] = os.path.join(self.folder, unit["name"])
