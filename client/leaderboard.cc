@@ -13,6 +13,7 @@
 #include "client/views.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/speedup_interval.h"
+#include "report/definition_report.h"
 #include "report/json_output.h"
 #include "report/table.h"
 
@@ -53,19 +54,11 @@ std::string RuleLine(const v1::Leaderboard& board) {
 
 }  // namespace
 
-std::string LeftOutText(const google::protobuf::RepeatedPtrField<std::string>& left_out) {
-  std::string out;
-  for (const std::string& h : left_out) {
-    absl::StrAppend(&out, "left out: the runs held by harness ", h, "\n");
-  }
-  return out;
-}
-
 std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
                                  RuleLine(board), "\n");
   if (board.entries().empty()) {
-    return out + "no ranked runs yet\n" + LeftOutText(board.left_out());
+    return out + "no ranked runs yet\n" + LeftOutText({board.left_out().begin(), board.left_out().end()});
   }
   std::vector<Column> columns = ScoreColumns();
   columns.insert(columns.end(), {{"passed", Align::kRight},
@@ -99,7 +92,7 @@ std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
                     ", reference against itself in two processes), holds 1x (--noise-floor; "
                     "docs/report.md, Ties)\n");
   }
-  return out + LeftOutText(board.left_out());
+  return out + LeftOutText({board.left_out().begin(), board.left_out().end()});
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "harness/model/unknown_definition.h"
 #include "harness/profile/profile_proto.h"
 #include "harness/verify/own_work.h"
+#include "report/definition_report.h"
 #include "report/json_output.h"
 #include "report/report.h"
 #include "report/table.h"
@@ -255,11 +256,11 @@ int RunRunsList(const Invocation& inv, Console& console) {
         return kExitUsage;
       }
     }
-    console.out << "no runs\n" << LeftOutText(response.left_out());
+    console.out << "no runs\n" << LeftOutText({response.left_out().begin(), response.left_out().end()});
   } else {
     console.out << RunsTable(response);
     if (!response.next_page_token().empty()) console.out << "(more runs: raise --limit)\n";
-    console.out << LeftOutText(response.left_out());
+    console.out << LeftOutText({response.left_out().begin(), response.left_out().end()});
   }
   return kExitOk;
 }

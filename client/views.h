@@ -19,9 +19,6 @@ std::string DefinitionsText(const v1::ListDefinitionsResponse& response);
 // `kiln leaderboard`: the rule, one row per principal, the noise note.
 // `noise_floor`: a score within it of 1x is marked a tie (harness/model/speedup_interval.h).
 std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor);
-// A fleet answer's left_out (from a kiln-controller): a line per harness whose runs it lacks,
-// "left out: the runs held by harness ADDRESS: STATE for N s (WHY)"; "" when none.
-std::string LeftOutText(const google::protobuf::RepeatedPtrField<std::string>& left_out);
 
 }  // namespace kiln::cli
 

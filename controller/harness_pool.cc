@@ -296,6 +296,31 @@ absl::Status HarnessPool::EnsureDefinition(Node* node, const std::string& defini
   return absl::OkStatus();
 }
 
+namespace {
+
+// Why a harness, as it last said (its backends and languages; nothing known before its first
+// answer), cannot run a run of `backend` and `language`, to follow its address (" runs host",
+// ": python unavailable: ..."): "" when it may.
+std::string WhyNotRun(const std::vector<std::string>& backends,
+                      const std::map<std::string, std::string>& languages,
+                      const std::string& backend, const std::string& language) {
+  if (!backend.empty() && !backends.empty() &&
+      std::find(backends.begin(), backends.end(), backend) == backends.end()) {
+    return absl::StrCat(" runs ", absl::StrJoin(backends, ", "));
+  }
+  // A harness that names the language's state and says it cannot run it (no torch, no GPU
+  // backend for it) is no place for the run.
+  if (!language.empty()) {
+    auto it = languages.find(language);
+    if (it != languages.end() && absl::StartsWith(it->second, "unavailable")) {
+      return absl::StrCat(": ", language, " ", it->second);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& backend,
                                                             const std::atomic<bool>& cancelled,
                                                             const std::string& language) {
@@ -307,25 +332,8 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
     // Whether a harness not eligible now may take the run once it is (it is down, still taking
     // the journal, or has not said what it runs); else, with none eligible, waiting is futile.
     bool may_later = false;
-    std::string refusals;  // why each harness cannot run it, as they last said
     for (auto& node : nodes_) {
-      const std::vector<std::string>& backends = node->backends;
-      if (!backend.empty() && !backends.empty() &&
-          std::find(backends.begin(), backends.end(), backend) == backends.end()) {
-        absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", node->address, " runs ",
-                        absl::StrJoin(backends, ", "));
-        continue;
-      }
-      // A harness that names the language's state and says it cannot run it (no torch, no GPU
-      // backend for it) is no place for the run.
-      if (!language.empty()) {
-        auto it = node->languages.find(language);
-        if (it != node->languages.end() && absl::StartsWith(it->second, "unavailable")) {
-          absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", node->address, ": ",
-                          language, " ", it->second);
-          continue;
-        }
-      }
+      if (!WhyNotRun(node->backends, node->languages, backend, language).empty()) continue;
       if (!EligibleLocked(*node)) {
         may_later = true;
         continue;
@@ -343,6 +351,11 @@ absl::StatusOr<HarnessPool::Node*> HarnessPool::WaitForNode(const std::string& b
     }
     if (cancelled.load() || stopping_) return absl::CancelledError("campaign cancelled");
     if (!may_later && !nodes_.empty()) {
+      std::string refusals;
+      for (auto& node : nodes_) {
+        absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", node->address,
+                        WhyNotRun(node->backends, node->languages, backend, language));
+      }
       return absl::FailedPreconditionError(absl::StrCat(
           "no harness of the fleet runs backend ", backend.empty() ? "(any)" : backend,
           language.empty() ? "" : absl::StrCat(" and language ", language), " (", refusals, ")"));

@@ -162,6 +162,10 @@ struct SkippedRuns {
   std::vector<std::string> unavailable_harnesses;
 };
 
+// A fleet answer's left_out (from a kiln-controller): a line per harness whose runs it lacks,
+// "left out: the runs held by harness ADDRESS: STATE for N s (WHY)"; "" when none.
+std::string LeftOutText(const std::vector<std::string>& harnesses);
+
 struct DefinitionReport {
   std::string definition;
   std::string mode;

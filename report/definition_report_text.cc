@@ -14,6 +14,14 @@
 
 namespace kiln::cli {
 
+std::string LeftOutText(const std::vector<std::string>& harnesses) {
+  std::string out;
+  for (const std::string& h : harnesses) {
+    absl::StrAppend(&out, "left out: the runs held by harness ", h, "\n");
+  }
+  return out;
+}
+
 namespace {
 
 // The report's workload ids, each as short as it can be and still differ from the others'.
@@ -189,10 +197,7 @@ std::string SkippedText(const SkippedRuns& s) {
   add(s.stale_workloads, "traces of workloads no longer registered");
   std::string out;
   if (!parts.empty()) out = absl::StrCat("left out: ", absl::StrJoin(parts, ", "), "\n");
-  for (const std::string& h : s.unavailable_harnesses) {
-    absl::StrAppend(&out, "left out: the runs held by harness ", h, "\n");
-  }
-  return out;
+  return out + LeftOutText(s.unavailable_harnesses);
 }
 
 Json OptionalNumber(const std::optional<double>& value) {

@@ -15,17 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "access/call_metadata.h"
+#include "controller/campaign_archive.h"
 #include "controller/fleet/fleet_calls.h"
 #include "controller/fleet/merge.h"
 
 namespace kiln::controller {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Sets `cancelled` when the caller goes away, until destroyed.
 class CancelWatch {
@@ -316,7 +311,7 @@ grpc::Status FleetService::Gather(const std::string& authorization, const Reques
 }
 
 std::vector<std::string> FleetService::LeftOut(const std::vector<std::string>& took) const {
-  return LeftOutHarnesses(pool_.Health(), took, NowMs());
+  return LeftOutHarnesses(pool_.Health(), took, NowUnixMs());
 }
 
 grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
@@ -534,7 +529,7 @@ grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
                           Reach::kAnswered, &infos, &took);
   if (!s.ok()) return s;
   *response = MergeNodeInfos(infos, took);
-  for (std::string& h : FleetHarnesses(pool_.Health(), took, NowMs())) {
+  for (std::string& h : FleetHarnesses(pool_.Health(), took, NowUnixMs())) {
     response->add_fleet(std::move(h));
   }
   return grpc::Status::OK;
