@@ -127,6 +127,18 @@ class Device : public TimedDevice {
     (void)regions;
     return absl::UnimplementedError("no device-side checksum on this backend");
   }
+  // ChecksumOnDevice's values, queued on the device behind the work already queued there;
+  // returns once they are queued, so the host can do other work (and queue more) while the
+  // device computes them. TakeQueuedChecksums returns them, waiting for the device if it must
+  // (nothing to wait for after a Flush or Synchronize). A Queue drops values queued before and
+  // not taken. UNIMPLEMENTED where ChecksumOnDevice is.
+  virtual absl::Status QueueChecksums(const std::vector<MemoryRegion>& regions) {
+    (void)regions;
+    return absl::UnimplementedError("no device-side checksum on this backend");
+  }
+  virtual absl::StatusOr<std::vector<uint64_t>> TakeQueuedChecksums() {
+    return absl::UnimplementedError("no device-side checksum on this backend");
+  }
 };
 
 // Device memory owned by one object; move-only. The device must outlive the buffer.

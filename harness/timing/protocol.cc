@@ -45,11 +45,17 @@ absl::Status WarmupCall(const Run& run, bool flush) {
   return run.work.after_call ? run.work.after_call(/*timed=*/false) : absl::OkStatus();
 }
 
-// One sample: before_call, flush (which leaves the device idle), the timed call, after_call.
-// `ms` null: the device defers the sample (TimeCallDeferred).
+absl::Status FinishChecks(const Run& run) {
+  return run.work.finish_checks ? run.work.finish_checks() : absl::OkStatus();
+}
+
+// One sample: before_call, flush (which leaves the device idle), the previous timed call's
+// queued checks, the timed call, after_call. `ms` null: the device defers the sample
+// (TimeCallDeferred).
 absl::Status TimedSample(const Run& run, double* ms, bool* throttled) {
   if (absl::Status s = BeforeCall(run, /*flushed=*/true); !s.ok()) return s;
   if (absl::Status s = run.device.Flush(run.flush_bytes); !s.ok()) return s;
+  if (absl::Status s = FinishChecks(run); !s.ok()) return s;
   *throttled = false;
   if (ms == nullptr) {
     if (absl::Status s = run.device.TimeCallDeferred(run.work.call, throttled); !s.ok()) return s;
@@ -92,6 +98,7 @@ absl::Status RunFixed(const Run& run, bool flush_warmup, v1::TimingResult* resul
       *throttled += is_throttled ? 1 : 0;
       if (!deferred) trial_samples.push_back(ms);
     }
+    if (absl::Status s = FinishChecks(run); !s.ok()) return s;
     if (deferred) {
       absl::StatusOr<std::vector<double>> taken = run.device.TakeDeferredSamples();
       if (!taken.ok()) return taken.status();
@@ -158,6 +165,7 @@ absl::Status RunRobust(const Run& run, std::vector<double>* kept, RobustOutcome*
     }
   }
   absl::StrAppendFormat(&out->stop_reason, " (relative stdev %.3g%%)", criterion.noise() * 100);
+  if (absl::Status s = FinishChecks(run); !s.ok()) return s;
   return AfterSamples(run, 0);
 }
 

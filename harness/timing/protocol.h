@@ -14,8 +14,10 @@
 //                The cap bounds both wall time and summed sample time; `iterations` > 0 also
 //                caps the samples taken.
 //
-// Call order, per call: before_call, [Flush], call, after_call; per trial: StartInputSet and
-// prepare_trial(t) first. Official and kernelbench keep throttled samples (and say so in TimingResult.note);
+// Call order, per call: before_call, [Flush], call, after_call; a timed call's after_call may
+// leave checks queued on the device, and finish_checks completes them after the next call's
+// Flush (which leaves the device idle) and after a trial's last timed call. Per trial:
+// StartInputSet and prepare_trial(t) first. Official and kernelbench keep throttled samples (and say so in TimingResult.note);
 // robust drops them and counts them in samples_dropped. TimingResult.iterations is the number of
 // timed calls per trial (robust: all samples taken, dropped ones included).
 #ifndef KILN_HARNESS_TIMING_PROTOCOL_H_
@@ -80,6 +82,12 @@ struct TimedCall {
   // Untimed (integrity checks, ...). `timed`: the call was a timed sample, so the device's
   // TimeCall has waited for the device; false after a warmup call.
   std::function<absl::Status(bool timed)> after_call;
+  // Untimed, optional: what after_call of a timed call left queued on the device (checksums
+  // still being computed there), completed once the device is idle: after the Flush before the
+  // next timed call, and after a trial's last timed call (before its samples are taken). The
+  // checks of call i then run on the device back to back with call i + 1's flush, one wait for
+  // both, so the timed calls are spaced as closely as the official loop spaces them.
+  std::function<absl::Status()> finish_checks;
   // Untimed, optional: after the timed calls of trial `trial` and once their samples are known
   // (with a device that defers samples, after TakeDeferredSamples): the checks that need what
   // the timer saw of every call.

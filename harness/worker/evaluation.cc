@@ -356,22 +356,17 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   work.call = [this] { return Call(/*timed=*/true); };
-  // After a timed call the timer has waited for the device already (not after a warmup call).
+  // After a timed call the timer has waited for the device already (not after a warmup call);
+  // its checks are queued and finished after the next call's flush (finish_checks).
   work.after_call = [this](bool timed) {
     const auto t0 = Clock::now();
-    const std::string what =
-        absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
-    // The timed outputs' checksums in the same pass as the inputs' (one wait for the device);
-    // a value-returning candidate's outputs of this call are collected first, now that the
-    // timer stopped.
-    std::vector<uint64_t> output_sums;
-    const bool combined = timed && checks_ && !inplace_ && !nondeterministic_;
-    const bool collect_now = combined && collect_timed_;
-    absl::Status s = CheckCall(what, /*after_timer=*/timed, combined ? &output_sums : nullptr,
-                               collect_now);
-    if (s.ok()) s = CheckUnjoinedTimedWork(what);
-    if (s.ok() && collect_timed_ && !collect_now) s = Collect(what);
-    if (s.ok()) s = CheckTimedOutputs(combined ? &output_sums : nullptr);
+    absl::Status s = timed ? StartTimedChecks() : CheckWarmupCall();
+    costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
+    return s;
+  };
+  work.finish_checks = [this] {
+    const auto t0 = Clock::now();
+    absl::Status s = FinishTimedChecks();
     costs_.after += std::chrono::duration<double>(Clock::now() - t0).count();
     return s;
   };

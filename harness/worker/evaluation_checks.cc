@@ -99,7 +99,7 @@ absl::StatusOr<std::string> Evaluation::DifferingOutput(bool within_tolerance) {
   return std::string();
 }
 
-absl::Status Evaluation::CheckTimedOutputs(const std::vector<uint64_t>* sums) {
+absl::Status Evaluation::CheckTimedOutputs(const std::vector<uint64_t>* sums, int call) {
   if (!checks_ || inplace_ || nondeterministic_) return absl::OkStatus();
   const auto t0 = Clock::now();
   absl::StatusOr<std::string> differs = std::string();
@@ -130,7 +130,7 @@ absl::Status Evaluation::CheckTimedOutputs(const std::vector<uint64_t>* sums) {
   if (unwritten < 0) {
     return Rejected(integrity::Reason(
         integrity::kNondeterministic,
-        absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
+        absl::StrCat("output '", *differs, "' of timed call ", call, " of trial ",
                      current_trial_, " differs from the checked call's on the same inputs, "
                      "though the call wrote every element: its results are not a function of "
                      "its inputs (a data race, a read of uninitialised memory, or work that "
@@ -139,7 +139,7 @@ absl::Status Evaluation::CheckTimedOutputs(const std::vector<uint64_t>* sums) {
   }
   return Rejected(integrity::Reason(
       integrity::kStaleOutput,
-      absl::StrCat("output '", *differs, "' of timed call ", calls_in_trial_, " of trial ",
+      absl::StrCat("output '", *differs, "' of timed call ", call, " of trial ",
                    current_trial_,
                    " differs from the checked call's on the same inputs and element [", unwritten,
                    "] (flat index) still holds kiln's poison: the timed calls did not compute "
@@ -240,24 +240,28 @@ absl::Status Evaluation::CheckUnjoinedDeferredWork(int trial, int warmup) {
   return absl::OkStatus();
 }
 
-absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
-                                   std::vector<uint64_t>* output_sums, bool collect) {
+absl::Status Evaluation::CheckReturnAndDevice(const std::string& what, bool after_timer) {
   if (last_return_ != 0) {
     if (external_ != nullptr) {
       return ExternalFailure(last_return_, absl::StrCat("the solution's call (", what, ")"));
     }
     return absl::InternalError(absl::StrCat("entry point returned ", last_return_));
   }
-  const auto t0 = Clock::now();
   absl::Status s = after_timer ? device_->CheckAfterTimedCall() : device_->Synchronize();
-  if (!s.ok()) {
-    // Which call failed, kept with the status's code and payloads.
-    absl::Status named(s.code(), absl::StrCat(s.message(), " (", what, ")"));
-    s.ForEachPayload([&named](absl::string_view url, const absl::Cord& payload) {
-      named.SetPayload(url, payload);
-    });
-    return named;
-  }
+  if (s.ok()) return s;
+  // Which call failed, kept with the status's code and payloads.
+  absl::Status named(s.code(), absl::StrCat(s.message(), " (", what, ")"));
+  s.ForEachPayload([&named](absl::string_view url, const absl::Cord& payload) {
+    named.SetPayload(url, payload);
+  });
+  return named;
+}
+
+absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
+                                   std::vector<uint64_t>* output_sums, bool collect) {
+  const auto t0 = Clock::now();
+  absl::Status s = CheckReturnAndDevice(what, after_timer);
+  if (!s.ok()) return s;
   // Up to the device's idle point: on a GPU the call returns before its work ends.
   const auto t1 = Clock::now();
   const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
@@ -273,6 +277,65 @@ absl::Status Evaluation::CheckCall(const std::string& what, bool after_timer,
   if (!s.ok() || !checks_) return s;
   s = helpers_.CheckWindow(call_ms, what);
   costs_.window += std::chrono::duration<double>(Clock::now() - t2).count();
+  return s;
+}
+
+absl::Status Evaluation::CheckWarmupCall() {
+  const std::string what =
+      absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
+  absl::Status s = CheckCall(what);
+  if (s.ok()) s = CheckUnjoinedTimedWork(what);
+  if (s.ok() && collect_timed_) s = Collect(what);
+  if (s.ok()) s = CheckTimedOutputs(nullptr, calls_in_trial_);
+  return s;
+}
+
+absl::Status Evaluation::StartTimedChecks() {
+  pending_ = PendingChecks();
+  PendingChecks p;
+  p.call = calls_in_trial_;
+  p.what = absl::StrCat("timed call ", calls_in_trial_, " of trial ", current_trial_);
+  // The timer waited for the device: what is left is a launch that failed without running.
+  const auto t0 = Clock::now();
+  absl::Status s = CheckReturnAndDevice(p.what, /*after_timer=*/true);
+  if (!s.ok()) return s;
+  const auto t1 = Clock::now();
+  const double call_ms = std::chrono::duration<double, std::milli>(t1 - call_start_).count();
+  // A value-returning candidate's outputs of this call, copied into place (queued on the
+  // stream) before their checksums are queued behind them.
+  if (collect_timed_) {
+    s = Collect(p.what);
+    if (!s.ok()) return s;
+  }
+  p.with_outputs = checks_ && !inplace_ && !nondeterministic_;
+  s = tensors_->QueueInputCheck(p.with_outputs);
+  const auto t2 = Clock::now();
+  costs_.sync += std::chrono::duration<double>(t1 - t0).count();
+  costs_.input_sums += std::chrono::duration<double>(t2 - t1).count();
+  if (!s.ok()) return s;
+  // The other threads' CPU time while the device computes the checksums.
+  if (checks_) {
+    p.window = helpers_.CheckWindow(call_ms, p.what);
+    costs_.window += std::chrono::duration<double>(Clock::now() - t2).count();
+  }
+  p.active = true;
+  pending_ = std::move(p);
+  return absl::OkStatus();
+}
+
+absl::Status Evaluation::FinishTimedChecks() {
+  if (!pending_.active) return absl::OkStatus();
+  PendingChecks p = std::move(pending_);
+  pending_ = PendingChecks();
+  const auto t0 = Clock::now();
+  std::vector<uint64_t> output_sums;
+  absl::Status s =
+      tensors_->FinishInputCheck(input_checksums_, p.with_outputs ? &output_sums : nullptr);
+  costs_.input_sums += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!s.ok()) return s;
+  if (!p.window.ok()) return p.window;
+  s = CheckUnjoinedTimedWork(p.what);
+  if (s.ok()) s = CheckTimedOutputs(p.with_outputs ? &output_sums : nullptr, p.call);
   return s;
 }
 

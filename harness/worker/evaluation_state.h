@@ -115,9 +115,22 @@ class Evaluation {
   // `window` has passed since `returned`.
   absl::Status CheckNoDeferredWrites(int trial, const std::vector<uint64_t>& at_return,
                                      Clock::time_point returned, std::chrono::milliseconds window);
-  // The outputs of a timed call against the checked call's; `sums`: their checksums, already
-  // computed (CheckCall's), or null to compute them here.
-  absl::Status CheckTimedOutputs(const std::vector<uint64_t>* sums = nullptr);
+  // The outputs of timed call `call` of the current trial against the checked call's; `sums`:
+  // their checksums, already computed, or null to compute them here.
+  absl::Status CheckTimedOutputs(const std::vector<uint64_t>* sums, int call);
+  // The checks after a timed call (TimedCall::after_call), in two parts so that the device
+  // computes the checksums while the host accounts the other threads' CPU time, and then runs
+  // them back to back with the next call's poison and flush (one wait for the device instead
+  // of three between two timed calls): StartTimedChecks checks the return code and the device,
+  // queues the checksums of the inputs and outputs and reads the CPU window; FinishTimedChecks
+  // (TimedCall::finish_checks, once the device is idle) compares them, in the order CheckCall
+  // and CheckTimedOutputs reject: input mutation, the CPU window, GPU work after ctx->stream,
+  // stale or nondeterministic outputs.
+  absl::Status StartTimedChecks();
+  absl::Status FinishTimedChecks();
+  // The checks after a warmup call of the timing protocol, all at once: CheckCall, then its
+  // outputs against the checked call's.
+  absl::Status CheckWarmupCall();
   // integrity.work_after_return for the timed calls of `trial` on a device that defers its
   // samples: what the timer saw of each call once the samples were read.
   absl::Status CheckUnjoinedDeferredWork(int trial, int warmup);
@@ -150,6 +163,9 @@ class Evaluation {
   // is checked, before the checksums.
   absl::Status CheckCall(const std::string& what, bool after_timer = false,
                          std::vector<uint64_t>* output_sums = nullptr, bool collect = false);
+  // CheckCall's first part: the call's return code, then the device's state (`after_timer`: as
+  // CheckCall's), a failure naming `what`.
+  absl::Status CheckReturnAndDevice(const std::string& what, bool after_timer);
   // Whether the current outputs equal the checked call's: bitwise, or within the definition's
   // tolerances when it allows nondeterminism. Names the first output that differs.
   absl::StatusOr<std::string> DifferingOutput(bool within_tolerance);
@@ -178,6 +194,14 @@ class Evaluation {
   Clock::time_point call_start_;
   int last_return_ = 0;
   int calls_in_trial_ = 0;
+  // The timed call whose checks StartTimedChecks queued and FinishTimedChecks has not finished.
+  struct PendingChecks {
+    bool active = false;
+    int call = 0;             // its number in the trial (calls_in_trial_ then)
+    std::string what;         // "timed call N of trial T"
+    bool with_outputs = false;  // the outputs' checksums were queued too
+    absl::Status window;      // the CPU window's verdict, reported after the input check's
+  } pending_;
   int current_trial_ = 0;
   v1::WorkerResult result_;
   // Seconds by part of the request (CostReport).

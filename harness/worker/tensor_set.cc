@@ -272,10 +272,12 @@ absl::StatusOr<std::vector<uint64_t>> TensorSet::PreviousOutputChecksums() {
   return sums;
 }
 
-absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t end) {
-  std::vector<uint64_t> sums(end - begin, 0);
-  std::vector<MemoryRegion> on_device;
-  std::vector<size_t> device_slots;
+absl::Status TensorSet::HostChecksums(size_t begin, size_t end, std::vector<uint64_t>& sums,
+                                      std::vector<MemoryRegion>& on_device,
+                                      std::vector<size_t>& device_slots) {
+  sums.assign(end - begin, 0);
+  on_device.clear();
+  device_slots.clear();
   for (size_t i = begin; i < end; ++i) {
     const Slot& slot = *slots_[i];
     if (i < num_inputs_ && (slot.input == nullptr || slot.inplace)) continue;
@@ -288,6 +290,16 @@ absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t 
     if (!view.ok()) return view.status();
     sums[i - begin] = Checksum64(*view, static_cast<size_t>(slot.bytes));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t end) {
+  std::vector<uint64_t> sums;
+  std::vector<MemoryRegion> on_device;
+  std::vector<size_t> device_slots;
+  if (absl::Status s = HostChecksums(begin, end, sums, on_device, device_slots); !s.ok()) {
+    return s;
+  }
   if (on_device.empty()) return sums;
   absl::StatusOr<std::vector<uint64_t>> device_sums = device_.ChecksumOnDevice(on_device);
   if (absl::IsUnimplemented(device_sums.status())) {
@@ -297,6 +309,51 @@ absl::StatusOr<std::vector<uint64_t>> TensorSet::Checksums(size_t begin, size_t 
   if (!device_sums.ok()) return device_sums.status();
   for (size_t k = 0; k < device_slots.size(); ++k) sums[device_slots[k]] = (*device_sums)[k];
   return sums;
+}
+
+absl::Status TensorSet::QueueInputCheck(bool with_outputs) {
+  queued_ = QueuedCheck();
+  const size_t end = with_outputs ? slots_.size() : num_inputs_;
+  std::vector<MemoryRegion> on_device;
+  absl::Status s = HostChecksums(0, end, queued_.sums, on_device, queued_.device_slots);
+  if (!s.ok()) return s;
+  if (!on_device.empty()) {
+    s = device_.QueueChecksums(on_device);
+    if (absl::IsUnimplemented(s)) {
+      // Computed now, as Checksums computes them (on the device and waited for, or on the host).
+      absl::StatusOr<std::vector<uint64_t>> sums = Checksums(0, end);
+      if (!sums.ok()) return sums.status();
+      queued_.sums = *std::move(sums);
+      queued_.device_slots.clear();
+    } else if (!s.ok()) {
+      return s;
+    }
+  }
+  queued_.active = true;
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::FinishInputCheck(const std::vector<uint64_t>& before,
+                                         std::vector<uint64_t>* output_sums) {
+  if (!queued_.active) return absl::InternalError("no input check was queued");
+  QueuedCheck queued = std::move(queued_);
+  queued_ = QueuedCheck();
+  if (!queued.device_slots.empty()) {
+    absl::StatusOr<std::vector<uint64_t>> device_sums = device_.TakeQueuedChecksums();
+    if (!device_sums.ok()) return device_sums.status();
+    if (device_sums->size() != queued.device_slots.size()) {
+      return absl::InternalError(absl::StrCat("the device returned ", device_sums->size(),
+                                              " queued checksums for ",
+                                              queued.device_slots.size(), " tensors"));
+    }
+    for (size_t k = 0; k < queued.device_slots.size(); ++k) {
+      queued.sums[queued.device_slots[k]] = (*device_sums)[k];
+    }
+  }
+  if (output_sums != nullptr && queued.sums.size() != slots_.size()) {
+    return absl::InternalError("the queued input check has no output checksums");
+  }
+  return CompareInputs(queued.sums, before, output_sums);
 }
 
 absl::StatusOr<std::vector<std::string>> TensorSet::OutputBytes() {
@@ -380,11 +437,17 @@ absl::Status TensorSet::CheckInputsUnchanged(const std::vector<uint64_t>& before
   absl::StatusOr<std::vector<uint64_t>> after =
       output_sums != nullptr ? Checksums(0, slots_.size()) : InputChecksums();
   if (!after.ok()) return after.status();
+  return CompareInputs(*after, before, output_sums);
+}
+
+absl::Status TensorSet::CompareInputs(const std::vector<uint64_t>& after,
+                                      const std::vector<uint64_t>& before,
+                                      std::vector<uint64_t>* output_sums) const {
   if (output_sums != nullptr) {
-    output_sums->assign(after->begin() + static_cast<std::ptrdiff_t>(num_inputs_), after->end());
+    output_sums->assign(after.begin() + static_cast<std::ptrdiff_t>(num_inputs_), after.end());
   }
   for (size_t i = 0; i < num_inputs_ && i < before.size(); ++i) {
-    if ((*after)[i] != before[i]) {
+    if (after[i] != before[i]) {
       return Rejected(integrity::Reason(
           integrity::kInputMutation,
           absl::StrCat("input '", slots_[i]->spec.name(), "' was modified by the call")));

@@ -55,6 +55,15 @@ class TensorSet {
   // the same pass (one wait for the device), returned there whatever the inputs held.
   absl::Status CheckInputsUnchanged(const std::vector<uint64_t>& before,
                                     std::vector<uint64_t>* output_sums = nullptr);
+  // CheckInputsUnchanged in two steps, so that the device computes the checksums while the
+  // host does other work: QueueInputCheck queues them (the outputs' too when `with_outputs`)
+  // behind the work on the device and returns; FinishInputCheck waits for them (nothing to wait
+  // for once the device was flushed or synchronized) and checks as CheckInputsUnchanged does.
+  // The checksums are of the buffers current at QueueInputCheck, so RenewOutputs may come in
+  // between. Where the device cannot queue them they are computed in QueueInputCheck.
+  absl::Status QueueInputCheck(bool with_outputs);
+  absl::Status FinishInputCheck(const std::vector<uint64_t>& before,
+                                std::vector<uint64_t>* output_sums = nullptr);
   // Checksums of the current outputs, definition order, computed like InputChecksums.
   absl::StatusOr<std::vector<uint64_t>> OutputChecksums();
   // Checksums of the outputs' other buffers (those of the call before the last RenewOutputs),
@@ -105,6 +114,15 @@ class TensorSet {
   absl::Status Poison(Slot& slot, bool wait = true);
   // Checksums of slots [begin, end); slots without data get 0.
   absl::StatusOr<std::vector<uint64_t>> Checksums(size_t begin, size_t end);
+  // Checksums [begin, end) of what only the host computes, in `sums`; the device's share is
+  // left to compute: its regions and their positions in `sums`.
+  absl::Status HostChecksums(size_t begin, size_t end, std::vector<uint64_t>& sums,
+                             std::vector<MemoryRegion>& on_device,
+                             std::vector<size_t>& device_slots);
+  // The comparison of CheckInputsUnchanged, on sums of every slot.
+  absl::Status CompareInputs(const std::vector<uint64_t>& after,
+                             const std::vector<uint64_t>& before,
+                             std::vector<uint64_t>* output_sums) const;
   // Whether the slot's random values come from the device's generator (checked once per
   // process and dtype against the host's on a sample).
   bool DeviceGenerates(const Slot& slot);
@@ -121,6 +139,13 @@ class TensorSet {
   std::vector<kiln_tensor> args_;
   std::vector<uint8_t> staging_;
   bool device_checksums_ = true;  // until the device says it cannot
+  // QueueInputCheck's checksums: those known (host-side, or all where the device cannot
+  // queue), and where the device's queued values go.
+  struct QueuedCheck {
+    bool active = false;
+    std::vector<uint64_t> sums;
+    std::vector<size_t> device_slots;
+  } queued_;
 };
 
 }  // namespace kiln

@@ -310,6 +310,20 @@ absl::StatusOr<std::vector<uint64_t>> CudaDevice::ChecksumOnDevice(
   return kernels->Checksums(regions);
 }
 
+absl::Status CudaDevice::QueueChecksums(const std::vector<MemoryRegion>& regions) {
+  if (!failure_.ok()) return failure_;
+  DeviceKernels* kernels = Kernels();
+  if (kernels == nullptr) return absl::UnimplementedError("no integrity kernels");
+  return kernels->QueueChecksums(regions);
+}
+
+absl::StatusOr<std::vector<uint64_t>> CudaDevice::TakeQueuedChecksums() {
+  if (!failure_.ok()) return failure_;
+  DeviceKernels* kernels = Kernels();
+  if (kernels == nullptr) return absl::UnimplementedError("no integrity kernels");
+  return kernels->TakeQueued();
+}
+
 absl::Status CudaDevice::FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel,
                                             uint64_t seed, int input_index) {
   if (!failure_.ok()) return failure_;

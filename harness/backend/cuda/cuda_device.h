@@ -60,6 +60,8 @@ class CudaDevice final : public Device {
   // On the GPU with kiln's kernels (device_kernels.h); UNIMPLEMENTED without them.
   absl::StatusOr<std::vector<uint64_t>> ChecksumOnDevice(
       const std::vector<MemoryRegion>& regions) override;
+  absl::Status QueueChecksums(const std::vector<MemoryRegion>& regions) override;
+  absl::StatusOr<std::vector<uint64_t>> TakeQueuedChecksums() override;
   absl::Status FillRandomOnDevice(void* dst, kiln_dtype dtype, int64_t numel, uint64_t seed,
                                   int input_index) override;
   // Zeroes `bytes` at `dst` (16-byte aligned) on the stream, with kiln_fill_zero (a fill kernel,

@@ -44,6 +44,8 @@ absl::Status ResolveAll(CudaRuntimeApi* rt, const std::string& lib) {
   resolve("cudaStreamSetAttribute", &rt->StreamSetAttribute);
   resolve("cudaMalloc", &rt->Malloc);
   resolve("cudaFree", &rt->Free);
+  resolve("cudaHostAlloc", &rt->HostAlloc);
+  resolve("cudaFreeHost", &rt->FreeHost);
   resolve("cudaMemcpyAsync", &rt->MemcpyAsync);
   resolve("cudaMemsetAsync", &rt->MemsetAsync);
   resolve("cudaEventCreate", &rt->EventCreate);

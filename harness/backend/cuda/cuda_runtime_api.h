@@ -44,6 +44,8 @@ struct CudaRuntimeApi {
   decltype(&::cudaStreamSetAttribute) StreamSetAttribute = nullptr;
   decltype(&::cudaMalloc) Malloc = nullptr;
   decltype(&::cudaFree) Free = nullptr;
+  decltype(&::cudaHostAlloc) HostAlloc = nullptr;
+  decltype(&::cudaFreeHost) FreeHost = nullptr;
   decltype(&::cudaMemcpyAsync) MemcpyAsync = nullptr;
   decltype(&::cudaMemsetAsync) MemsetAsync = nullptr;
   decltype(&::cudaEventCreate) EventCreate = nullptr;

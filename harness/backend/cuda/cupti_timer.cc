@@ -162,12 +162,6 @@ absl::Status EnableTracing(const CuptiApi& api) {
   return *enabled;
 }
 
-CallSpan Span(uint64_t t0, uint64_t t1) {
-  ActivityLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  return SpanOfCall(log.api_records, log.gpu_records, t0, t1);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CuptiTimer>> CuptiTimer::Create(const std::string& cudart_dir) {

@@ -77,6 +77,7 @@ absl::StatusOr<std::unique_ptr<DeviceKernels>> DeviceKernels::Create(const CudaR
 
 DeviceKernels::~DeviceKernels() {
   if (sums_ != nullptr) (void)rt_.Free(sums_);
+  if (host_sums_ != nullptr) (void)rt_.FreeHost(host_sums_);
 }
 
 unsigned DeviceKernels::GridFor(unsigned long long items) const {
@@ -85,10 +86,7 @@ unsigned DeviceKernels::GridFor(unsigned long long items) const {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > cap ? cap : blocks));
 }
 
-absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
-    const std::vector<MemoryRegion>& regions) {
-  std::vector<uint64_t> result(regions.size(), 0);
-  if (regions.empty()) return result;
+absl::Status DeviceKernels::LaunchChecksums(const std::vector<MemoryRegion>& regions) {
   if (regions.size() > capacity_) {
     if (sums_ != nullptr) (void)rt_.Free(sums_);
     sums_ = nullptr;
@@ -113,6 +111,14 @@ absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
                                 dim3(kThreadsPerBlock), args, 0, stream_),
                "cudaLaunchKernel(kiln_checksum64)");
   }
+  return s;
+}
+
+absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
+    const std::vector<MemoryRegion>& regions) {
+  std::vector<uint64_t> result(regions.size(), 0);
+  if (regions.empty()) return result;
+  absl::Status s = LaunchChecksums(regions);
   if (s.ok()) {
     s = check_(rt_.MemcpyAsync(result.data(), sums_, regions.size() * sizeof(uint64_t),
                                cudaMemcpyDeviceToHost, stream_),
@@ -121,6 +127,41 @@ absl::StatusOr<std::vector<uint64_t>> DeviceKernels::Checksums(
   if (s.ok()) s = check_(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
   if (!s.ok()) return s;
   return result;
+}
+
+absl::Status DeviceKernels::QueueChecksums(const std::vector<MemoryRegion>& regions) {
+  has_queued_ = false;  // sums queued and not taken (a request that failed meanwhile) are dropped
+  if (regions.size() > host_capacity_) {
+    if (host_sums_ != nullptr) (void)rt_.FreeHost(host_sums_);
+    host_sums_ = nullptr;
+    host_capacity_ = 0;
+    void* fresh = nullptr;
+    // Pinned: a copy to pageable memory would make the host wait for the kernels before it.
+    absl::Status s = check_(rt_.HostAlloc(&fresh, regions.size() * sizeof(uint64_t),
+                                          cudaHostAllocDefault),
+                            "cudaHostAlloc(checksums)");
+    if (!s.ok()) return s;
+    host_sums_ = static_cast<uint64_t*>(fresh);
+    host_capacity_ = regions.size();
+  }
+  absl::Status s = regions.empty() ? absl::OkStatus() : LaunchChecksums(regions);
+  if (s.ok() && !regions.empty()) {
+    s = check_(rt_.MemcpyAsync(host_sums_, sums_, regions.size() * sizeof(uint64_t),
+                               cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync(checksums)");
+  }
+  if (!s.ok()) return s;
+  queued_ = regions.size();
+  has_queued_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint64_t>> DeviceKernels::TakeQueued() {
+  if (!has_queued_) return absl::InternalError("no checksums were queued");
+  has_queued_ = false;
+  absl::Status s = check_(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (!s.ok()) return s;
+  return std::vector<uint64_t>(host_sums_, host_sums_ + queued_);
 }
 
 bool DeviceKernels::CanFill(kiln_dtype dtype) {

@@ -39,6 +39,11 @@ class DeviceKernels {
   // One keyed checksum per region (see integrity_kernels.cu), computed on the stream; returns
   // when they are on the host. Values compare only with values from the same object.
   absl::StatusOr<std::vector<uint64_t>> Checksums(const std::vector<MemoryRegion>& regions);
+  // The same checksums, queued on the stream with their copy to pinned host memory; returns
+  // once they are queued. TakeQueued waits for the stream (nothing to wait for once the device
+  // was synchronized) and returns them. A Queue drops sums queued before and not taken.
+  absl::Status QueueChecksums(const std::vector<MemoryRegion>& regions);
+  absl::StatusOr<std::vector<uint64_t>> TakeQueued();
 
   // Whether FillRandom can generate `dtype` (every kiln dtype but float4_e2m1).
   static bool CanFill(kiln_dtype dtype);
@@ -53,6 +58,8 @@ class DeviceKernels {
       : rt_(rt), stream_(stream), check_(std::move(check)) {}
   // A grid of at most kBlocksPerSm blocks per SM for `items` items of kThreadsPerBlock threads.
   unsigned GridFor(unsigned long long items) const;
+  // Zeroes the device sums and launches one checksum kernel per region (sums_[i] for region i).
+  absl::Status LaunchChecksums(const std::vector<MemoryRegion>& regions);
 
   const CudaRuntimeApi& rt_;
   cudaStream_t stream_;
@@ -63,6 +70,10 @@ class DeviceKernels {
   uint64_t key_ = 0;
   unsigned long long* sums_ = nullptr;  // device array of `capacity_` sums
   size_t capacity_ = 0;
+  uint64_t* host_sums_ = nullptr;  // pinned, `host_capacity_` sums: QueueChecksums' copy
+  size_t host_capacity_ = 0;
+  size_t queued_ = 0;  // sums queued and not taken
+  bool has_queued_ = false;
   int sm_count_ = 1;
 };
 

@@ -73,8 +73,10 @@ struct CountingWork {
   int after_timed = 0;  // after_call told the call was a timed sample
   std::vector<bool> flushed;  // what before_call was told, per call
   std::vector<int> after_samples;  // the trials after_samples was called for
+  int finished = 0;                 // finish_checks calls
   std::function<absl::Status()> fail_call = [] { return absl::OkStatus(); };
   std::function<absl::Status()> fail_after = [] { return absl::OkStatus(); };
+  std::function<absl::Status()> fail_finish = [] { return absl::OkStatus(); };
 
   TimedCall Make() {
     TimedCall w;
@@ -99,6 +101,11 @@ struct CountingWork {
       after_timed += timed ? 1 : 0;
       log.push_back("after");
       return fail_after();
+    };
+    w.finish_checks = [this] {
+      ++finished;
+      log.push_back("finish");
+      return fail_finish();
     };
     w.after_samples = [this](int trial) {
       after_samples.push_back(trial);
@@ -177,12 +184,16 @@ TEST_CASE("official: three trials of flushed warmup and flushed timed calls") {
   CHECK(dev.flushes == 3 * (10 + 50));
   CHECK(dev.timed == 150);
   CHECK(dev.flush_sizes.front() == 64 << 20);
-  // Warmup: before, flush, call, after; timed: before, flush, time(call), after.
+  // Warmup: before, flush, call, after; timed: before, flush, finish (the previous timed call's
+  // queued checks, once the flush left the device idle), time(call), after.
   const std::vector<std::string> head(work.log.begin(), work.log.begin() + 5);
   CHECK(head == std::vector<std::string>{"prepare0", "before", "flush", "call", "after"});
   const std::vector<std::string> first_timed(work.log.begin() + 1 + 4 * 10,
-                                             work.log.begin() + 1 + 4 * 10 + 5);
-  CHECK(first_timed == std::vector<std::string>{"before", "flush", "time", "call", "after"});
+                                             work.log.begin() + 1 + 4 * 10 + 6);
+  CHECK(first_timed ==
+        std::vector<std::string>{"before", "flush", "finish", "time", "call", "after"});
+  // One finish per timed call (after its successor's flush) and one after each trial's last.
+  CHECK(work.finished == 150 + 3);
   CHECK(r->mode() == "official");
   CHECK(r->timer() == "host");
   CHECK(r->device() == "scripted");
@@ -227,11 +238,13 @@ TEST_CASE("a device that defers its samples is read once per trial, in call orde
     for (int i = 0; i < r1->samples_ms_size(); ++i) CHECK(r1->samples_ms(i) == r2->samples_ms(i));
     CHECK(r1->latency_ms() == r2->latency_ms());
     CHECK(a.after_samples == b.after_samples);
-    // After a trial's last timed call: take, then after_samples; never a TimeCall.
+    // After a trial's last timed call: its queued checks, take, then after_samples; never a
+    // TimeCall.
     CHECK(std::count(b.log.begin(), b.log.end(), "time") == 0);
     const auto take = std::find(b.log.begin(), b.log.end(), "take");
     REQUIRE(take != b.log.end());
-    CHECK(*(take - 1) == "after");
+    CHECK(*(take - 2) == "after");
+    CHECK(*(take - 1) == "finish");
     CHECK(*(take + 1) == "samples0");
   }
 }
@@ -258,6 +271,52 @@ TEST_CASE("robust mode times every sample at once, even on a device that could d
   CHECK(std::count(work.log.begin(), work.log.end(), "time deferred") == 0);
   CHECK(std::count(work.log.begin(), work.log.end(), "take") == 0);
   CHECK(work.after_samples == std::vector<int>{0});
+}
+
+TEST_CASE("a timed call's queued checks finish before the next call and before its trial ends") {
+  for (const std::string mode : {"official", "kernelbench", "robust"}) {
+    INFO(mode);
+    ScriptedDevice dev;
+    CountingWork work;
+    dev.log = &work.log;
+    auto r = RunTimingProtocol(Config(mode), dev, work.Make());
+    REQUIRE(r.ok());
+    // Between a timed call's after_call and the next call (or the trial's samples, or the next
+    // trial's inputs) there is exactly one finish; none before the first timed call's after.
+    bool pending = false, timed = false;
+    int finishes = 0;
+    for (const std::string& event : work.log) {
+      if (event.rfind("time", 0) == 0) timed = true;  // the device times the call that follows
+      if (event == "finish") {
+        ++finishes;
+        pending = false;
+      } else if (event == "call" || event == "take" || event.rfind("samples", 0) == 0 ||
+                 event.rfind("prepare", 0) == 0) {
+        CHECK_FALSE(pending);
+      }
+      // A timed call's after_call leaves checks queued; a warmup call's leaves none.
+      if (event == "after") {
+        if (timed) pending = true;
+        timed = false;
+      }
+    }
+    CHECK_FALSE(pending);
+    CHECK(finishes == work.finished);
+    CHECK(work.finished == dev.timed + r->trials());
+  }
+}
+
+TEST_CASE("an error from the queued checks aborts before the next timed call") {
+  ScriptedDevice dev;
+  CountingWork work;
+  work.fail_finish = [&] {
+    return work.finished == 4 ? absl::FailedPreconditionError("input 'x' was modified")
+                              : absl::OkStatus();
+  };
+  auto r = RunTimingProtocol(Config("official"), dev, work.Make());
+  CHECK(r.status() == absl::FailedPreconditionError("input 'x' was modified"));
+  CHECK(dev.timed == 3);  // the checks of timed call 3 stopped timed call 4
+  CHECK(work.after_samples.empty());
 }
 
 TEST_CASE("every trial starts a new input set before its inputs are made") {

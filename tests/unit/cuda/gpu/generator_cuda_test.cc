@@ -70,5 +70,41 @@ TEST_CASE("the flush's fill kernel zeroes every byte it is given and nothing aft
   }
 }
 
+TEST_CASE("queued checksums are of the memory as it was when they were queued", "[cuda]") {
+  // The worker queues a timed call's checksums, then the next call's output poison and flush
+  // behind them, and reads the sums once the flush has left the device idle.
+  absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
+  REQUIRE(device.ok());
+  const int64_t bytes = (int64_t{1} << 24) + 24;
+  absl::StatusOr<DeviceBuffer> a = DeviceBuffer::Allocate(**device, bytes);
+  absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(**device, 4096);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE((*device)->FillRandomOnDevice(a->data(), KILN_FLOAT32, bytes / 4, 7, 0).ok());
+  REQUIRE((*device)->Fill(b->data(), 0x11, 4096).ok());
+  const std::vector<MemoryRegion> regions = {{a->data(), bytes, 0}, {b->data(), 4096, 1}};
+  absl::StatusOr<std::vector<uint64_t>> direct = (*device)->ChecksumOnDevice(regions);
+  REQUIRE(direct.ok());
+  CHECK(absl::IsInternal((*device)->TakeQueuedChecksums().status()));  // nothing queued
+  REQUIRE((*device)->QueueChecksums(regions).ok());
+  // Queued behind the checksums: the last byte of `a` changes, then a flush.
+  REQUIRE((*device)->QueueFill(static_cast<uint8_t*>(a->data()) + bytes - 1, 0xee, 1).ok());
+  REQUIRE((*device)->Flush(int64_t{1} << 26).ok());
+  absl::StatusOr<std::vector<uint64_t>> queued = (*device)->TakeQueuedChecksums();
+  REQUIRE(queued.ok());
+  CHECK(*queued == *direct);
+  absl::StatusOr<std::vector<uint64_t>> after = (*device)->ChecksumOnDevice(regions);
+  REQUIRE(after.ok());
+  CHECK((*after)[0] != (*direct)[0]);  // one byte changed: the sum sees it
+  CHECK((*after)[1] == (*direct)[1]);
+  // Taken once; a queue that is never taken is dropped by the next one.
+  CHECK(absl::IsInternal((*device)->TakeQueuedChecksums().status()));
+  REQUIRE((*device)->QueueChecksums(regions).ok());
+  REQUIRE((*device)->QueueChecksums({regions[1]}).ok());
+  queued = (*device)->TakeQueuedChecksums();
+  REQUIRE(queued.ok());
+  CHECK(*queued == std::vector<uint64_t>{(*direct)[1]});
+}
+
 }  // namespace
 }  // namespace kiln
