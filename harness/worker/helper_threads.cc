@@ -75,30 +75,12 @@ ssize_t ReadProcFile(const char* path, char* buffer, size_t cap) {
   return static_cast<ssize_t>(used);
 }
 
-// True when some thread other than the caller is running or runnable.
-bool OthersRunning() {
-  const long self = syscall(SYS_gettid);
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return false;
-  bool running = false;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
-    // Dozens of threads in a Python worker, after every call.
-    char path[sizeof("/proc/self/task//stat") + sizeof(entry->d_name)];
-    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
-    char line[512];
-    const ssize_t n = ReadProcFile(path, line, sizeof(line));
-    if (n <= 0) continue;  // exited meanwhile
-    // "tid (comm) S ...": the state follows the last ')' (comm may contain one).
-    const std::string_view text(line, static_cast<size_t>(n));
-    const size_t paren = text.rfind(')');
-    if (paren != std::string_view::npos && paren + 2 < text.size() && text[paren + 2] == 'R') {
-      running = true;
-      break;
-    }
-  }
-  closedir(dir);
-  return running;
+// Whether a /proc .../stat line says its thread is running or runnable: the state follows the
+// last ')' ("tid (comm) S ...", and comm may contain one).
+bool StatSaysRunning(const char* line, ssize_t n) {
+  const std::string_view text(line, static_cast<size_t>(n));
+  const size_t paren = text.rfind(')');
+  return paren != std::string_view::npos && paren + 2 < text.size() && text[paren + 2] == 'R';
 }
 
 }  // namespace
@@ -107,6 +89,50 @@ HelperThreads::HelperThreads(double allowance_ms)
     : allowance_ms_(allowance_ms),
       other_cores_(std::max(1, static_cast<int>(std::thread::hardware_concurrency())) - 1),
       timers_at_start_(ArmedCpuTimers()) {}
+
+HelperThreads::~HelperThreads() { CloseTaskFiles(); }
+
+void HelperThreads::CloseTaskFiles() {
+  for (int fd : task_fds_) close(fd);
+  task_fds_.clear();
+  task_count_ = -1;
+}
+
+void HelperThreads::OpenTaskFiles(int count) {
+  CloseTaskFiles();
+  task_count_ = count;
+  const long self = syscall(SYS_gettid);
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
+    char path[sizeof("/proc/self/task//stat") + sizeof(entry->d_name)];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) task_fds_.push_back(fd);  // else it exited meanwhile
+  }
+  closedir(dir);
+}
+
+bool HelperThreads::OthersRunning() {
+  const int count = CountThreads();
+  if (count != task_count_) OpenTaskFiles(count);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool stale = false;
+    for (int fd : task_fds_) {
+      char line[512];
+      const ssize_t n = pread(fd, line, sizeof(line), 0);
+      if (n <= 0) {  // its thread exited (ESRCH), or the descriptor is no longer the file
+        stale = true;
+        break;
+      }
+      if (StatSaysRunning(line, n)) return true;
+    }
+    if (!stale) return false;
+    OpenTaskFiles(count);
+  }
+  return false;
+}
 
 std::string HelperThreads::ArmedCpuTimers() {
   std::string found;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -30,6 +31,9 @@ class HelperThreads {
   // Construct before the solution is loaded: the CPU-time timers armed then are the
   // environment's (see ArmedCpuTimers).
   explicit HelperThreads(double allowance_ms);
+  ~HelperThreads();
+  HelperThreads(const HelperThreads&) = delete;
+  HelperThreads& operator=(const HelperThreads&) = delete;
 
   void StartWindow();
   // StartWindow once the CPU time of threads the worker itself ran (input generation) has been
@@ -50,6 +54,17 @@ class HelperThreads {
   const std::string& timers_at_start() const { return timers_at_start_; }
 
  private:
+  // True when some thread other than the caller is running or runnable. Reads each thread's
+  // /proc/self/task/TID/stat through a file kept open between calls (a pread is about a third
+  // of an open, read and close: it runs after every call, over dozens of threads in a Python
+  // worker); the files are opened anew when the thread count changes or one cannot be read
+  // (its thread exited, or the descriptor was closed under it).
+  bool OthersRunning();
+  void OpenTaskFiles(int count);
+  void CloseTaskFiles();
+
+  std::vector<int> task_fds_;
+  int task_count_ = -1;  // the thread count task_fds_ was opened for
   double allowance_ms_;
   int other_cores_;  // cores besides the caller's
   std::string timers_at_start_;

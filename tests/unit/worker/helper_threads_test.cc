@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <vector>
@@ -112,6 +113,56 @@ TEST_CASE("a thread that computes inside the window is charged") {
              Catch::StartsWith("integrity.work_after_return: other host threads used"));
   CHECK_THAT(std::string(s.message()), Catch::Contains("around the test call, which itself took "
                                                        "1.000 ms (1 threads before, 2 after)"));
+}
+
+TEST_CASE("a thread still running as the window closes is waited for, after threads changed") {
+  // The window waits (up to 5 ms) for the other threads to block, so that a thread still
+  // finishing the call's work is charged to that call. The threads' /proc files are kept open
+  // between windows: here one thread exits and another takes its place (the same count) between
+  // two windows, and the newcomer, still spinning when the second window closes, must be seen.
+  std::mutex mu;
+  std::condition_variable cv;
+  int go_a = 0, go_b = 0;
+  HelperThreads helpers(0.05);
+  std::thread a([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return go_a > 0; });
+  });
+  helpers.StartWindow();
+  REQUIRE(helpers.CheckWindow(1000.0, "the first call").ok());  // opens the files: the caller, a
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go_a = 1;
+  }
+  cv.notify_all();
+  a.join();
+  std::thread b([&] {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return go_b > 0; });
+    }
+    Spin(std::chrono::milliseconds(3));
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return go_b > 1; });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // b blocked, a gone
+  REQUIRE(helpers.CheckWindow(1000.0, "the second call").ok());
+  const int other_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go_b = 1;  // b starts its 3 ms as the call "returns"
+  }
+  cv.notify_all();
+  // A budget of 0.55 ms: b's 3 ms are over it once the window has waited for b to block.
+  absl::Status s = helpers.CheckWindow(0.5 / other_cores, "the third call");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go_b = 2;
+  }
+  cv.notify_all();
+  b.join();
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(std::string(s.message()), Catch::Contains("around the third call"));
 }
 
 TEST_CASE("a CPU-time timer armed inside a window is rejected, one armed before is not") {
