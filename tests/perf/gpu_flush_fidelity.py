@@ -25,7 +25,7 @@ With --compare-bundle, a second build's harness is submitted to in the same roun
 
   python3 tests/perf/gpu_flush_fidelity.py BUNDLE_DIR OUT_DIR DATASET_DIR [--rounds 3]
       [--budget-s 300] [--batches 14418,8804] [--gemm-m 256,8192]
-      [--compare-bundle OTHER_BUNDLE_DIR]
+      [--compare-bundle OTHER_BUNDLE_DIR] [--solutions A,B] [--variants zero_,memset]
 
 OUT_DIR gets report.md, fidelity.json and details/.
 """
@@ -178,7 +178,14 @@ def main():
     parser.add_argument("--gemm-m", default="256,8192",
                         help="M of the Triton GEMM's workloads; empty: no GEMM")
     parser.add_argument("--compare-bundle", default="")
+    parser.add_argument("--solutions", default=",".join(SOLUTIONS),
+                        help="which of the solutions, comma-separated")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="which flushes of the direct loop, comma-separated (zero_ first)")
     opts = parser.parse_args()
+    variants = [v for v in opts.variants.split(",") if v]
+    if not variants or variants[0] != "zero_" or set(variants) - set(VARIANTS):
+        raise SystemExit(f"--variants: zero_ first, then any of {VARIANTS[1:]}")
     budget = agreement.Budget(opts.budget_s)
     out = os.path.abspath(opts.out)
     details = os.path.join(out, "details")
@@ -188,7 +195,10 @@ def main():
     batches = [int(b) for b in opts.batches.split(",")]
     gemm_ms = [int(m) for m in opts.gemm_m.split(",") if m.strip()]
     sizes = {"rmsnorm_h4096": batches, "gemm_n4096_k4096": gemm_ms}
-    solutions = [sol for sol in SOLUTIONS if sizes[CASES[sol][0]]]
+    wanted_solutions = set(opts.solutions.split(","))
+    if wanted_solutions - set(SOLUTIONS):
+        raise SystemExit(f"--solutions: unknown {sorted(wanted_solutions - set(SOLUTIONS))}")
+    solutions = [sol for sol in SOLUTIONS if sizes[CASES[sol][0]] and sol in wanted_solutions]
     jsonls = {}  # definition -> the picked workloads' file
     for definition, wanted in sizes.items():
         if not wanted:
@@ -274,7 +284,9 @@ def main():
             for batch, make in direct_sets:
                 calls, keep = make()
                 for solution in calls:
-                    order = VARIANTS[r % 3:] + VARIANTS[:r % 3]
+                    if solution not in solutions:
+                        continue
+                    order = variants[r % len(variants):] + variants[:r % len(variants)]
                     for variant in order:
                         try:
                             medians = [direct_trial(torch, calls[solution], flush, variant,
@@ -310,7 +322,7 @@ def main():
     for solution in solutions:
         for batch in sizes[CASES[solution][0]]:
             k = {lb: kiln_ms.get(f"{lb}|{solution}|{batch}", []) for lb in labels}
-            d = {v: direct_ms.get(f"{solution}|{batch}|{v}", []) for v in VARIANTS}
+            d = {v: direct_ms.get(f"{solution}|{batch}|{v}", []) for v in VARIANTS}  # absent: nan
             z = mean(d["zero_"])
             rows.append(f"| {solution} | {batch} | " +
                         " | ".join(f"{mean(k[lb]):.5f} (n={len(k[lb])})" for lb in labels) +
