@@ -102,6 +102,10 @@ class Device : public TimedDevice {
   // The same for each call of the last TakeDeferredSamples, in call order (a timer that defers
   // its samples knows it only once it has read them); empty where the timer cannot tell.
   virtual std::vector<double> DeferredUnjoinedMs() const { return {}; }
+  // For the calls of the last TakeDeferredSamples: the device's time between one call's last
+  // work and the next call's first (ms, one value fewer than the calls), the spacing of the
+  // timed calls as the device saw it; empty where the timer cannot tell.
+  virtual std::vector<double> DeferredCallGapsMs() const { return {}; }
   // The GPU work of the calls timed since the last TakeTimedWork, by kind (the CUPTI timer's
   // activity records), and clears it; empty where the timer cannot tell.
   virtual std::vector<TimedWork> TakeTimedWork() { return {}; }

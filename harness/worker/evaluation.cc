@@ -99,6 +99,13 @@ std::string Evaluation::CostReport() const {
                           c.timed_calls, c.flush * 1e3, c.timed * 1e3, c.span_ms, c.before * 1e3,
                           c.after * 1e3);
   }
+  if (!c.call_gaps_ms.empty()) {
+    // How far apart the timed calls ran on the device: the flush and kiln's checks between them.
+    std::vector<double> gaps = c.call_gaps_ms;
+    std::sort(gaps.begin(), gaps.end());
+    absl::StrAppendFormat(&out, "; the device between timed calls: median %.3f ms, p90 %.3f ms",
+                          gaps[gaps.size() / 2], gaps[gaps.size() * 9 / 10]);
+  }
   absl::StrAppendFormat(&out,
                         "; after every call: device sync %.1f ms, input checksums %.1f ms, other "
                         "threads' CPU %.1f ms, timed outputs' checksums %.1f ms",
@@ -371,6 +378,8 @@ absl::Status Evaluation::Measure() {
     return s;
   };
   work.after_samples = [this, warmup = config.warmup()](int trial) {
+    const std::vector<double> gaps = device_->DeferredCallGapsMs();
+    costs_.call_gaps_ms.insert(costs_.call_gaps_ms.end(), gaps.begin(), gaps.end());
     return CheckUnjoinedDeferredWork(trial, warmup);
   };
   device_->TakeTimedWork();  // what an earlier request's failed timing left

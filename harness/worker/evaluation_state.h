@@ -212,6 +212,8 @@ class Evaluation {
     // the input checksums, the other threads' CPU accounting, the timed outputs' checksums.
     double sync = 0, input_sums = 0, window = 0, output_sums = 0;
     int timed_calls = 0;
+    // The device's time between consecutive timed calls (DeferredCallGapsMs), ms.
+    std::vector<double> call_gaps_ms;
   } costs_;
 };
 

@@ -405,6 +405,7 @@ absl::Status CudaDevice::TimeCallDeferred(const std::function<absl::Status()>& c
 
 absl::StatusOr<std::vector<double>> CudaDevice::TakeDeferredSamples() {
   deferred_unjoined_ms_.clear();
+  deferred_gaps_ms_.clear();
   if (cupti_ == nullptr) return TimedDevice::TakeDeferredSamples();
   absl::StatusOr<std::vector<CuptiTimer::Sample>> samples = cupti_->TakeDeferred();
   if (!samples.ok()) return samples.status();
@@ -412,6 +413,9 @@ absl::StatusOr<std::vector<double>> CudaDevice::TakeDeferredSamples() {
   for (const CuptiTimer::Sample& sample : *samples) {
     ms.push_back(sample.ms);
     deferred_unjoined_ms_.push_back(static_cast<double>(sample.unjoined_ns) / 1e6);
+    if (sample.gap_before_ns >= 0) {
+      deferred_gaps_ms_.push_back(static_cast<double>(sample.gap_before_ns) / 1e6);
+    }
   }
   return ms;
 }

@@ -83,6 +83,7 @@ class CudaDevice final : public Device {
                                 bool* throttled) override;
   absl::StatusOr<std::vector<double>> TakeDeferredSamples() override;
   std::vector<double> DeferredUnjoinedMs() const override { return deferred_unjoined_ms_; }
+  std::vector<double> DeferredCallGapsMs() const override { return deferred_gaps_ms_; }
   void StartInputSet() override {
     if (cupti_ != nullptr) cupti_->StartInputSet();
   }
@@ -128,6 +129,7 @@ class CudaDevice final : public Device {
   bool kernels_tried_ = false;
   double last_unjoined_ms_ = 0;  // of the last TimeCall (CUPTI timer only)
   std::vector<double> deferred_unjoined_ms_;  // of the last TakeDeferredSamples
+  std::vector<double> deferred_gaps_ms_;      // of the last TakeDeferredSamples
   std::string clocks_unavailable_;  // why clocks_ is null
   std::string timer_fallback_reason_;
   absl::Status failure_;

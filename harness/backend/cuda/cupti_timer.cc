@@ -244,6 +244,9 @@ absl::StatusOr<std::vector<CuptiTimer::Sample>> CuptiTimer::Spans(
     sample.unjoined_ns = w.idle_known && span.last_end > w.stream_idle
                              ? static_cast<int64_t>(span.last_end - w.stream_idle)
                              : 0;
+    if (i > 0 && spans[i - 1].last_end != 0 && span.first_start >= spans[i - 1].last_end) {
+      sample.gap_before_ns = static_cast<int64_t>(span.first_start - spans[i - 1].last_end);
+    }
     if (!first_work_.has_value()) {
       first_work_ = span.signatures;
     } else if (absl::Status s = CheckSameWork(*first_work_, span.signatures); !s.ok()) {

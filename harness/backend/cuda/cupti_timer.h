@@ -51,6 +51,9 @@ class CuptiTimer {
   struct Sample {
     double ms = 0;
     int64_t unjoined_ns = 0;
+    // The GPU's time between the previous call's last work and this call's first (calls taken
+    // together, a trial's); -1 for the first call taken, or when a timestamp is unknown.
+    int64_t gap_before_ns = -1;
   };
   absl::StatusOr<std::vector<Sample>> TakeDeferred();
 

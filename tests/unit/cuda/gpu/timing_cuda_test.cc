@@ -36,6 +36,14 @@ TEST_CASE("official timing on the GPU uses CUPTI: 3 x 50 samples and a positive 
   CHECK(timing.flush_bytes() > 0);
   CHECK_FALSE(timing.device().empty());
   CHECK(result.trials_size() == 3);
+  // The worker's cost line says how far apart the timed calls ran on the GPU: at least the
+  // flush between them (2 x L2 zeroed), and far below a millisecond-scale timer.
+  const std::string log = job.ReadLog();
+  const size_t at = log.find("the device between timed calls: median ");
+  REQUIRE(at != std::string::npos);
+  const double gap_ms = std::stod(log.substr(at + std::string("the device between timed calls: median ").size()));
+  CHECK(gap_ms > 0.001);
+  CHECK(gap_ms < 50);
   // The flush before each timed call (kiln_fill_zero) is outside every span: the timed work is
   // the solution's kernel alone.
   REQUIRE(timing.gpu_work_size() > 0);
