@@ -9,22 +9,30 @@ latency interval over the candidate's, harness/model/speedup_interval.h). The re
 mode how many PASSED, how many intervals contain 1.0, the distribution of |speedup - 1|, the
 time to each verdict, and the problems the node refused to register (with the reason). Problems
 run largest inputs first when --big-first is given, so the big ones are measured within budget.
+With --in-flight N, N submissions are outstanding at once: the node compiles (imports) the next
+problems while one holds the device, as a suite runner would submit them. The report gives the
+seconds the device slot was held (kiln_device_busy_seconds_total from the node's /metrics): the
+pass's device time, next to its wall time.
 
   python3 tests/perf/gpu_kernelbench_floor.py BUNDLE_DIR KERNELBENCH_DIR OUT_DIR \\
       [--level 1] [--modes kernelbench,official] [--budget-s 540] \\
-      [--max-tensor-bytes 17179869184] [--only NAME,...]
+      [--max-tensor-bytes 17179869184] [--only NAME,...] [--in-flight 4]
 
 Writes OUT_DIR/report.md, OUT_DIR/floor.jsonl (a line per submission, written as it goes) and
 OUT_DIR/details/ (harness.log, every CLI call's output).
 """
 import argparse
+import concurrent.futures
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget)
@@ -57,7 +65,11 @@ def main():
                    help="leave out the first K problems in the node's order (continue a pass)")
     p.add_argument("--candidate-form", choices=("alias", "subclass"), default="alias",
                    help="ModelNew = Model, or class ModelNew(Model): pass")
+    p.add_argument("--in-flight", type=int, default=1,
+                   help="submissions outstanding at once (the node queues them on its device)")
     o = p.parse_args()
+    if o.in_flight < 1:
+        raise SystemExit("--in-flight must be at least 1")
     started = time.time()
     budget = agreement.Budget(o.budget_s)
     left = budget.left
@@ -67,9 +79,25 @@ def main():
     work = tempfile.mkdtemp(prefix="kiln-floor-")
     harness = agreement.Harness(os.path.abspath(o.bundle), work, details)
     harness.backend = o.backend
+    metrics_port = random.randint(20000, 29999)
     harness.extra_args = ["--max-tensor-bytes", str(o.max_tensor_bytes),
-                          "--check-references=false"]
+                          "--check-references=false",
+                          "--metrics-listen", f"127.0.0.1:{metrics_port}"]
     harness.start()
+
+    def device_busy_s():
+        """kiln_device_busy_seconds_total summed over the node's slots; None if unread."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                        timeout=10) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        total = 0.0  # a slot that never held a run has no series yet
+        for line in text.splitlines():
+            if line.startswith("kiln_device_busy_seconds_total"):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
 
     def kiln(args, tag, timeout):
         """harness.kiln, and the call's stderr (details/TAG.err)."""
@@ -128,46 +156,67 @@ def main():
         if imp_rc != 0:
             report += ["import stderr (tail):", "```", imp_err[-1500:], "```", ""]
         modes = o.modes.split(",")
-        with open(os.path.join(o.out, "floor.jsonl"), "w") as jl:
-            for name in names:
-                if name not in files:
+        jobs = [(name, mode) for name in names if name in files
+                for mode in [m for m in modes for _ in range(o.repeat)]]
+        lock = threading.Lock()
+
+        def run_job(index, name, mode):
+            """One submission, its run shown; the floor.jsonl entry (None: out of budget)."""
+            if left() < 20:
+                return None
+            cand = os.path.join(work, f"{name}_{mode}_{index}_same.py")
+            tail = ("ModelNew = Model\n" if o.candidate_form == "alias" else
+                    "class ModelNew(Model):\n    pass\n")
+            with open(files[name]) as src, open(cand, "w") as dst:
+                dst.write(src.read() + "\n\n" + tail)
+            t0 = time.time()
+            tag = f"{name}_{mode}_{index}"
+            sub_rc, sub_out, sub_err = kiln(
+                ["submit", "--definition", name, "--solution", cand, "--mode", mode,
+                 "--json"], tag, min(180 * o.in_flight, max(10, left() - 10)))
+            wall = time.time() - t0
+            entry = {"definition": name, "mode": mode, "wall_s": round(wall, 3),
+                     "exit": sub_rc}
+            try:
+                run_id = json.loads(sub_out)["run_id"]
+                shown = json.loads(kiln(["runs", "show", run_id, "--json"],
+                                        tag + "_show", 60)[1])
+                entry.update(run_id=run_id, status=shown.get("status"),
+                             reason=shown.get("reason", "")[:300],
+                             stages={k: shown.get(k) for k in
+                                     ("queued_s", "compile_s", "verify_s", "timing_s")})
+                t = shown["traces"][0]
+                perf = t["evaluation"].get("performance") or {}
+                entry["speedup"] = perf.get("speedup_factor")
+                entry["interval"] = interval_of(t) if perf else None
+                entry["latency_ms"] = perf.get("latency_ms")
+            except (ValueError, KeyError, IndexError, TypeError):
+                entry["error"] = (sub_err or sub_out)[-400:]
+            return entry
+
+        busy_before = device_busy_s()
+        pass_started = time.time()
+        with open(os.path.join(o.out, "floor.jsonl"), "w") as jl, \
+                concurrent.futures.ThreadPoolExecutor(max_workers=o.in_flight) as pool:
+            futures = [pool.submit(run_job, i, name, mode) for i, (name, mode) in enumerate(jobs)]
+            for future in concurrent.futures.as_completed(futures):
+                entry = future.result()
+                if entry is None:
                     continue
-                for mode in [m for m in modes for _ in range(o.repeat)]:
-                    if left() < 20:
-                        break
-                    cand = os.path.join(work, name + "_same.py")
-                    tail = ("ModelNew = Model\n" if o.candidate_form == "alias" else
-                            "class ModelNew(Model):\n    pass\n")
-                    with open(files[name]) as src, open(cand, "w") as dst:
-                        dst.write(src.read() + "\n\n" + tail)
-                    t0 = time.time()
-                    tag = f"{name}_{mode}_{len(lines)}"
-                    sub_rc, sub_out, sub_err = kiln(
-                        ["submit", "--definition", name, "--solution", cand, "--mode", mode,
-                         "--json"], tag, min(180, max(10, left() - 10)))
-                    wall = time.time() - t0
-                    entry = {"definition": name, "mode": mode, "wall_s": round(wall, 3),
-                             "exit": sub_rc}
-                    try:
-                        run_id = json.loads(sub_out)["run_id"]
-                        shown = json.loads(kiln(["runs", "show", run_id, "--json"],
-                                                tag + "_show", 60)[1])
-                        entry.update(run_id=run_id, status=shown.get("status"),
-                                     reason=shown.get("reason", "")[:300],
-                                     stages={k: shown.get(k) for k in
-                                             ("queued_s", "compile_s", "verify_s", "timing_s")})
-                        t = shown["traces"][0]
-                        perf = t["evaluation"].get("performance") or {}
-                        entry["speedup"] = perf.get("speedup_factor")
-                        entry["interval"] = interval_of(t) if perf else None
-                        entry["latency_ms"] = perf.get("latency_ms")
-                    except (ValueError, KeyError, IndexError, TypeError):
-                        entry["error"] = (sub_err or sub_out)[-400:]
+                with lock:
                     jl.write(json.dumps(entry) + "\n")
                     jl.flush()
                     lines.append(entry)
-                if left() < 20:
-                    break
+        pass_s = time.time() - pass_started
+        busy_after = device_busy_s()
+        # In submission order, as the node listed the problems.
+        order = {job: i for i, job in enumerate(jobs)}
+        lines.sort(key=lambda e: order.get((e["definition"], e["mode"]), 0))
+        device_s = (busy_after - busy_before
+                    if busy_before is not None and busy_after is not None else None)
+        report += [f"pass: {len(lines)} submissions of {len(jobs)}, {o.in_flight} in flight, "
+                   f"wall {pass_s:.0f} s, device slot held "
+                   + (f"{device_s:.0f} s" if device_s is not None else "(no /metrics)"), ""]
         for mode in modes:
             got = [e for e in lines if e["mode"] == mode]
             passed = [e for e in got if e.get("status") == "PASSED"]
