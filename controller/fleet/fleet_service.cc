@@ -5,9 +5,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
-#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -116,11 +117,10 @@ grpc::Status FleetService::StreamRuns(grpc::ServerContext* context,
     progress->set_run_id(end.run_id);
     progress->set_message(
         attempt < max_attempts
-            ? absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (",
-                           end.outcome, ": ", end.detail,
-                           "); evaluating it again on another harness")
-            : absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (",
-                           end.outcome, ": ", end.detail, ")"));
+            ? absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (", end.outcome,
+                           ": ", end.detail, "); evaluating it again on another harness")
+            : absl::StrCat("kiln-controller: harness ", end.harness, " lost the run (", end.outcome,
+                           ": ", end.detail, ")"));
     writer->Write(note);
   };
   absl::StatusOr<HarnessRun> run =
@@ -152,8 +152,7 @@ grpc::Status FleetService::Profile(grpc::ServerContext* context, const v1::Profi
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   // Profiles are taken by Nsight Compute on CUDA harnesses.
   return StreamRuns(
-      context, *authorization, request->definition(), "cuda",
-      request->solution().spec().language(),
+      context, *authorization, request->definition(), "cuda", request->solution().spec().language(),
       [request](v1::Harness::Stub& stub, grpc::ClientContext* c) {
         return stub.Profile(c, *request);
       },
@@ -261,7 +260,7 @@ grpc::Status FleetService::Forward(const std::string& authorization, const std::
     if (stub == nullptr) continue;
     grpc::ClientContext call;
     pool_.Prepare(&call, kUnaryDeadlineS, authorization);
-    grpc::Status s = method(*stub, &call, request, response);
+    grpc::Status s = std::invoke(method, *stub, &call, request, response);
     if (!Broken(s)) return Named(s, target);
     // The harness, not the request: another healthy one may answer.
     pool_.ReportBroken(target, s.error_message());
@@ -283,7 +282,7 @@ grpc::Status FleetService::Gather(const std::string& authorization, const Reques
     calls.emplace_back([&, i] {
       grpc::ClientContext call;
       pool_.Prepare(&call, kUnaryDeadlineS, authorization);
-      results[i] = method(*pool_.StubOf(targets[i]), &call, request, &responses[i]);
+      results[i] = std::invoke(method, *pool_.StubOf(targets[i]), &call, request, &responses[i]);
     });
   }
   for (std::thread& t : calls) t.join();
@@ -320,9 +319,7 @@ grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRun
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
   if (!holder.ok()) return ToGrpcStatus(holder.status());
-  return Forward(*authorization, *holder, *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c, const v1::GetRunRequest& r,
-                    v1::Run* o) { return s.GetRun(c, r, o); });
+  return Forward(*authorization, *holder, *request, response, &v1::Harness::Stub::GetRun);
 }
 
 grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
@@ -333,11 +330,8 @@ grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
   if (request->clear()) {
     // The caller's designation on this definition and mode, wherever it was made.
     std::vector<v1::DesignateRunResponse> answers;
-    grpc::Status s = Gather(*authorization, *request,
-                            [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                               const v1::DesignateRunRequest& r,
-                               v1::DesignateRunResponse* o) { return st.DesignateRun(c, r, o); },
-                            Reach::kEvery, &answers);
+    grpc::Status s =
+        Gather(*authorization, *request, &v1::Harness::Stub::DesignateRun, Reach::kEvery, &answers);
     if (!s.ok()) return s;
     *response = answers.front();
     for (const v1::DesignateRunResponse& a : answers) {
@@ -347,10 +341,7 @@ grpc::Status FleetService::DesignateRun(grpc::ServerContext* context,
   }
   absl::StatusOr<std::string> holder = HarnessOfRun(request->run_id(), *authorization);
   if (!holder.ok()) return ToGrpcStatus(holder.status());
-  return Forward(*authorization, *holder, *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
-                    const v1::DesignateRunRequest& r,
-                    v1::DesignateRunResponse* o) { return s.DesignateRun(c, r, o); });
+  return Forward(*authorization, *holder, *request, response, &v1::Harness::Stub::DesignateRun);
 }
 
 grpc::Status FleetService::GetArtifact(grpc::ServerContext* context,
@@ -379,11 +370,8 @@ grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::ListRunsResponse> pages;
   std::vector<std::string> took;
-  grpc::Status s = Gather(*authorization, *request,
-                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                             const v1::ListRunsRequest& r,
-                             v1::ListRunsResponse* o) { return st.ListRuns(c, r, o); },
-                          Reach::kEvery, &pages, &took);
+  grpc::Status s =
+      Gather(*authorization, *request, &v1::Harness::Stub::ListRuns, Reach::kEvery, &pages, &took);
   if (!s.ok()) return s;
   *response = MergeRunPages(pages, request->limit());
   for (std::string& h : LeftOut(took)) response->add_left_out(std::move(h));
@@ -397,10 +385,7 @@ grpc::Status FleetService::GetLeaderboard(grpc::ServerContext* context,
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::Leaderboard> boards;
   std::vector<std::string> took;
-  grpc::Status s = Gather(*authorization, *request,
-                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                             const v1::LeaderboardRequest& r,
-                             v1::Leaderboard* o) { return st.GetLeaderboard(c, r, o); },
+  grpc::Status s = Gather(*authorization, *request, &v1::Harness::Stub::GetLeaderboard,
                           Reach::kEvery, &boards, &took);
   if (!s.ok()) return s;
   absl::StatusOr<v1::Leaderboard> merged = MergeLeaderboards(boards);
@@ -418,11 +403,8 @@ grpc::Status FleetService::PutDefinition(grpc::ServerContext* context,
   // A healthy harness that missed it takes it from the pool before its next run.
   std::vector<v1::PutDefinitionResponse> answers;
   std::vector<std::string> took;
-  grpc::Status s = Gather(
-      *authorization, *request,
-      [](v1::Harness::Stub& st, grpc::ClientContext* c, const v1::PutDefinitionRequest& r,
-         v1::PutDefinitionResponse* o) { return st.PutDefinition(c, r, o); },
-      Reach::kAnswered, &answers, &took);
+  grpc::Status s = Gather(*authorization, *request, &v1::Harness::Stub::PutDefinition,
+                          Reach::kAnswered, &answers, &took);
   if (!s.ok()) return s;
   if (grpc::Status stored =
           Store({"definition", request->definition().name(), request->SerializeAsString()});
@@ -441,11 +423,7 @@ grpc::Status FleetService::SetDefinitionSettings(grpc::ServerContext* context,
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::DefinitionDetail> answers;
   std::vector<std::string> took;
-  grpc::Status s = Gather(*authorization, *request,
-                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                             const v1::SetDefinitionSettingsRequest& r, v1::DefinitionDetail* o) {
-                            return st.SetDefinitionSettings(c, r, o);
-                          },
+  grpc::Status s = Gather(*authorization, *request, &v1::Harness::Stub::SetDefinitionSettings,
                           Reach::kAnswered, &answers, &took);
   if (!s.ok()) return s;
   // Replayed as the settings now stand (a request may set only some fields): all of them, in
@@ -467,14 +445,10 @@ grpc::Status FleetService::PutSolution(grpc::ServerContext* context,
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
   std::vector<v1::PutSolutionResponse> answers;
   std::vector<std::string> took;
-  grpc::Status s = Gather(*authorization, *request,
-                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                             const v1::PutSolutionRequest& r,
-                             v1::PutSolutionResponse* o) { return st.PutSolution(c, r, o); },
+  grpc::Status s = Gather(*authorization, *request, &v1::Harness::Stub::PutSolution,
                           Reach::kAnswered, &answers, &took);
   if (!s.ok()) return s;
-  const std::string& name =
-      request->name().empty() ? request->solution().name() : request->name();
+  const std::string& name = request->name().empty() ? request->solution().name() : request->name();
   s = Journal({"solution", name, request->SerializeAsString()}, took);
   if (!s.ok()) return s;
   *response = std::move(answers.front());
@@ -486,10 +460,7 @@ grpc::Status FleetService::ListDefinitions(grpc::ServerContext* context,
                                            v1::ListDefinitionsResponse* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
-  return Forward(*authorization, "", *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
-                    const v1::ListDefinitionsRequest& r,
-                    v1::ListDefinitionsResponse* o) { return s.ListDefinitions(c, r, o); });
+  return Forward(*authorization, "", *request, response, &v1::Harness::Stub::ListDefinitions);
 }
 
 grpc::Status FleetService::GetDefinition(grpc::ServerContext* context,
@@ -497,10 +468,7 @@ grpc::Status FleetService::GetDefinition(grpc::ServerContext* context,
                                          v1::DefinitionDetail* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
-  return Forward(*authorization, "", *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
-                    const v1::GetDefinitionRequest& r,
-                    v1::DefinitionDetail* o) { return s.GetDefinition(c, r, o); });
+  return Forward(*authorization, "", *request, response, &v1::Harness::Stub::GetDefinition);
 }
 
 grpc::Status FleetService::ListSolutions(grpc::ServerContext* context,
@@ -508,10 +476,7 @@ grpc::Status FleetService::ListSolutions(grpc::ServerContext* context,
                                          v1::ListSolutionsResponse* response) {
   absl::StatusOr<std::string> authorization = Authorize(context);
   if (!authorization.ok()) return ToGrpcStatus(authorization.status());
-  return Forward(*authorization, "", *request, response,
-                 [](v1::Harness::Stub& s, grpc::ClientContext* c,
-                    const v1::ListSolutionsRequest& r,
-                    v1::ListSolutionsResponse* o) { return s.ListSolutions(c, r, o); });
+  return Forward(*authorization, "", *request, response, &v1::Harness::Stub::ListSolutions);
 }
 
 grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
@@ -522,10 +487,7 @@ grpc::Status FleetService::GetNodeInfo(grpc::ServerContext* context,
   // The fleet's: every healthy harness's counts and devices, and each harness's state.
   std::vector<v1::NodeInfo> infos;
   std::vector<std::string> took;
-  grpc::Status s = Gather(*authorization, *request,
-                          [](v1::Harness::Stub& st, grpc::ClientContext* c,
-                             const v1::GetNodeInfoRequest& r,
-                             v1::NodeInfo* o) { return st.GetNodeInfo(c, r, o); },
+  grpc::Status s = Gather(*authorization, *request, &v1::Harness::Stub::GetNodeInfo,
                           Reach::kAnswered, &infos, &took);
   if (!s.ok()) return s;
   *response = MergeNodeInfos(infos, took);
