@@ -58,7 +58,7 @@ std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
   std::string out = absl::StrCat(board.definition(), " (mode ", board.mode(), ")\n",
                                  RuleLine(board), "\n");
   if (board.entries().empty()) {
-    return out + "no ranked runs yet\n" + LeftOutText({board.left_out().begin(), board.left_out().end()});
+    return out + "no ranked runs yet\n" + LeftOutText(board.left_out());
   }
   std::vector<Column> columns = ScoreColumns();
   columns.insert(columns.end(), {{"passed", Align::kRight},
@@ -92,7 +92,7 @@ std::string LeaderboardText(const v1::Leaderboard& board, double noise_floor) {
                     ", reference against itself in two processes), holds 1x (--noise-floor; "
                     "docs/report.md, Ties)\n");
   }
-  return out + LeftOutText({board.left_out().begin(), board.left_out().end()});
+  return out + LeftOutText(board.left_out());
 }
 
 namespace {

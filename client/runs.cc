@@ -256,11 +256,11 @@ int RunRunsList(const Invocation& inv, Console& console) {
         return kExitUsage;
       }
     }
-    console.out << "no runs\n" << LeftOutText({response.left_out().begin(), response.left_out().end()});
+    console.out << "no runs\n" << LeftOutText(response.left_out());
   } else {
     console.out << RunsTable(response);
     if (!response.next_page_token().empty()) console.out << "(more runs: raise --limit)\n";
-    console.out << LeftOutText({response.left_out().begin(), response.left_out().end()});
+    console.out << LeftOutText(response.left_out());
   }
   return kExitOk;
 }

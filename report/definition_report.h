@@ -165,6 +165,10 @@ struct SkippedRuns {
 // A fleet answer's left_out (from a kiln-controller): a line per harness whose runs it lacks,
 // "left out: the runs held by harness ADDRESS: STATE for N s (WHY)"; "" when none.
 std::string LeftOutText(const std::vector<std::string>& harnesses);
+// The same of a response's `left_out` field.
+inline std::string LeftOutText(const google::protobuf::RepeatedPtrField<std::string>& harnesses) {
+  return LeftOutText(std::vector<std::string>(harnesses.begin(), harnesses.end()));
+}
 
 struct DefinitionReport {
   std::string definition;

@@ -31,6 +31,10 @@ absl::StatusOr<v1::Leaderboard> MergeLeaderboards(const std::vector<v1::Leaderbo
 // is not among `took` (those whose answers were merged), as "ADDRESS: STATE for N s (WHY)",
 // WHY being its last error, or for a healthy one that it is still taking what it missed.
 // `now_unix_ms` dates the states.
+std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
+                                          const std::vector<std::string>& took,
+                                          int64_t now_unix_ms);
+
 // Every harness of `fleet`, as LeftOutHarnesses names those not in `took`, and those in it as
 // "ADDRESS: STATE for N s".
 std::vector<std::string> FleetHarnesses(const std::vector<HarnessHealth>& fleet,
@@ -42,10 +46,6 @@ std::vector<std::string> FleetHarnesses(const std::vector<HarnessHealth>& fleet,
 // profiling where none can) as the first says.
 v1::NodeInfo MergeNodeInfos(const std::vector<v1::NodeInfo>& infos,
                             const std::vector<std::string>& took);
-
-std::vector<std::string> LeftOutHarnesses(const std::vector<HarnessHealth>& fleet,
-                                          const std::vector<std::string>& took,
-                                          int64_t now_unix_ms);
 
 }  // namespace kiln::controller
 
