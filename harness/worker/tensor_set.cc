@@ -320,10 +320,17 @@ absl::Status TensorSet::QueueInputCheck(bool with_outputs) {
   if (!on_device.empty()) {
     s = device_.QueueChecksums(on_device);
     if (absl::IsUnimplemented(s)) {
-      // Computed now, as Checksums computes them (on the device and waited for, or on the host).
-      absl::StatusOr<std::vector<uint64_t>> sums = Checksums(0, end);
-      if (!sums.ok()) return sums.status();
-      queued_.sums = *std::move(sums);
+      // A device that cannot queue them: the device's share computed now and waited for, or
+      // (no device checksums at all) everything on the host from now on.
+      absl::StatusOr<std::vector<uint64_t>> device_sums = device_.ChecksumOnDevice(on_device);
+      if (absl::IsUnimplemented(device_sums.status())) {
+        device_checksums_ = false;
+        return QueueInputCheck(with_outputs);
+      }
+      if (!device_sums.ok()) return device_sums.status();
+      for (size_t k = 0; k < queued_.device_slots.size(); ++k) {
+        queued_.sums[queued_.device_slots[k]] = (*device_sums)[k];
+      }
       queued_.device_slots.clear();
     } else if (!s.ok()) {
       return s;
