@@ -243,13 +243,23 @@ TEST_CASE("harness pool: a harness that stops answering is suspect, then gone; i
   // A answers again: healthy, and the listener heard every change.
   a.service.hang = false;
   CHECK(Reaches(pool, a.address, HarnessState::kHealthy));
-  pool.SetStateListener(nullptr);
-  std::lock_guard<std::mutex> lock(transitions_mu);
+  // The pool sets the state first and tells the listener after, outside its lock: wait for
+  // the listener to hear it before taking the listener away.
+  const std::string expected = a.address + " suspect\n" + a.address + " gone\n" + a.address +
+                               " healthy\n";
   std::string joined;
-  for (const std::string& t : transitions) joined += t + "\n";
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(transitions_mu);
+      joined.clear();
+      for (const std::string& t : transitions) joined += t + "\n";
+    }
+    if (joined.find(expected) != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  pool.SetStateListener(nullptr);
   INFO(joined);
-  CHECK_THAT(joined, Catch::Contains(a.address + " suspect\n" + a.address + " gone\n" +
-                                     a.address + " healthy\n"));
+  CHECK_THAT(joined, Catch::Contains(expected));
 }
 
 TEST_CASE("harness pool: a run on a suspect harness that comes back in time is not abandoned") {
