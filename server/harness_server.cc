@@ -434,6 +434,7 @@ absl::Status HarnessServerImpl::Open() {
   if (options_.python_spares) {
     spares_ = std::make_unique<SpareWorkers>();
     node_.spares = spares_.get();
+    node_.spares_on_host = options_.spares_on_host;
   }
   node_.worker_timeout_s = options_.worker_timeout_s;
   node_.host_flush_bytes = options_.host_flush_mb << 20;

@@ -41,8 +41,13 @@ struct HarnessOptions {
   bool check_references = true;
   // References served by warm workers kept between runs (server/evaluation/warm_workers.h).
   bool warm_references = true;
-  // Python runners started ahead of need for Python/Triton candidates (server/evaluation/spare_workers.h).
+  // Python runners started ahead of need, on GPU backends: for Python/Triton candidates, and
+  // for Python references of definitions no warm worker serves yet
+  // (server/evaluation/spare_workers.h).
   bool python_spares = true;
+  // Tests only: spares on the host backend too, where their warm-up (import torch) runs on the
+  // CPU that a run beside it is timed on.
+  bool spares_on_host = false;
   std::string sandbox = "auto";  // auto | bwrap | none (see kiln::Sandbox::Create)
   int64_t worker_memory_mb = 0;  // one sandboxed worker; 0: half the RAM, <= 16 GiB
   // Host backend, official and robust modes: the cache-flush buffer in MiB (0: twice the

@@ -43,8 +43,8 @@ ABSL_FLAG(bool, warm_references, true,
           "reference and device, torch imported and the device's context made); false: a "
           "fresh reference worker for every workload");
 ABSL_FLAG(bool, python_spares, true,
-          "keep one Python runner per GPU started ahead of need (torch and triton imported) for "
-          "the next Python/Triton candidate");
+          "keep Python runners per GPU started ahead of need (torch imported): one for the next "
+          "Python/Triton candidate, one for the next Python reference no warm worker serves");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
@@ -127,10 +127,12 @@ constexpr char kUsage[] =
     "                            imported and its device context made (default true; false: a\n"
     "                            fresh reference worker for every workload). Candidates always\n"
     "                            get a fresh process of their own\n"
-    "  --python-spares=B         keep one Python runner per GPU started ahead of need, torch\n"
-    "                            and triton imported on the CPU only, for the next Python or\n"
-    "                            Triton candidate; each serves one run (default true; none on\n"
-    "                            the host backend, whose timings are CPU time)\n"
+    "  --python-spares=B         keep Python runners per GPU started ahead of need, torch\n"
+    "                            imported on the CPU only: one (triton too) for the next\n"
+    "                            Python or Triton candidate, which serves one run, and one for\n"
+    "                            the next Python reference that no warm worker serves yet,\n"
+    "                            which becomes its warm worker (default true; none on the host\n"
+    "                            backend, whose timings are CPU time)\n"
     "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
     "                            cores, between 2 and 16)\n";
 

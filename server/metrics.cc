@@ -13,7 +13,7 @@ class DiscardingMetrics final : public Metrics {
   void EvaluationFinished(double) override {}
   void DeviceBusy(const std::string&, int, double, double) override {}
   void VerdictStage(const std::string&, double) override {}
-  void WarmWorkerStarted() override {}
+  void WarmWorkerStarted(bool) override {}
 };
 
 }  // namespace

@@ -30,8 +30,10 @@ class Metrics {
   // candidate (one workload's worker request, its process start included), judge (comparing
   // that workload's outputs), baselines (one workload's), verdict (admitted to final event).
   virtual void VerdictStage(const std::string& stage, double seconds) = 0;
-  // A warm reference worker was started (none was running for its program and device).
-  virtual void WarmWorkerStarted() = 0;
+  // A warm reference worker was started (none was running for its program and device);
+  // `from_spare`: a Python reference runner started ahead of need took it (no process start,
+  // torch already imported).
+  virtual void WarmWorkerStarted(bool from_spare) = 0;
 };
 
 // Ignores every event. Never null; lives for the whole process.

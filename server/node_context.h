@@ -48,8 +48,10 @@ struct NodeContext {
   const PythonRuntime* python = nullptr;
   // Warm reference workers kept between runs (null: every reference gets a worker of its own).
   WarmWorkers* warm = nullptr;
-  // Python runners started ahead of need for Python/Triton candidates (null: none).
+  // Python runners started ahead of need, for Python/Triton candidates and Python references
+  // (null: none). On GPU backends only, unless spares_on_host (tests).
   SpareWorkers* spares = nullptr;
+  bool spares_on_host = false;
   // Whether Nsight Compute can profile here (checked at start), and the ncu that does.
   ProfilingSupport profiling;
   // The last progress line of each run in flight (null: not kept).

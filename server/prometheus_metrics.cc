@@ -76,6 +76,13 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
            .Help("Warm reference workers started (none was running for the program and device).")
            .Register(*registry_)
            .Add({});
+  warm_from_spare_ =
+      &prometheus::BuildCounter()
+           .Name("kiln_warm_workers_from_spare_total")
+           .Help("Of kiln_warm_workers_started_total, those that took a Python reference runner "
+                 "started ahead of need (torch imported) instead of starting a process.")
+           .Register(*registry_)
+           .Add({});
   compile_ = &prometheus::BuildHistogram()
                   .Name("kiln_compile_duration_seconds")
                   .Help("Compile stage of one run (candidate and reference).")
@@ -128,7 +135,10 @@ void PrometheusMetrics::VerdictStage(const std::string& stage, double seconds) {
   stages_->Add({{"stage", stage}}, StageBuckets()).Observe(seconds);
 }
 
-void PrometheusMetrics::WarmWorkerStarted() { warm_started_->Increment(); }
+void PrometheusMetrics::WarmWorkerStarted(bool from_spare) {
+  warm_started_->Increment();
+  if (from_spare) warm_from_spare_->Increment();
+}
 
 std::string PrometheusMetrics::Render() const {
   LoadSample load;

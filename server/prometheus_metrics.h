@@ -13,6 +13,7 @@
 //                                                  candidate, judge, baselines (per workload),
 //                                                  verdict
 //   kiln_warm_workers_started_total                counter
+//   kiln_warm_workers_from_spare_total             counter: of those, started ahead of need
 //   kiln_queue_depth, kiln_runs_running            gauges, read from a probe at each scrape
 //   kiln_work_pending_seconds_total                counter: time with admitted, unfinished runs
 //   kiln_device_held_while_pending_seconds_total   counter: device-slot seconds held by a run
@@ -65,7 +66,7 @@ class PrometheusMetrics final : public Metrics {
   void DeviceBusy(const std::string& backend, int device, double seconds,
                   double gpu_work_seconds) override;
   void VerdictStage(const std::string& stage, double seconds) override;
-  void WarmWorkerStarted() override;
+  void WarmWorkerStarted(bool from_spare) override;
 
   // The whole exposition, every family with its HELP and TYPE lines.
   std::string Render() const;
@@ -81,6 +82,7 @@ class PrometheusMetrics final : public Metrics {
   double busy_total_s_ = 0;      // every slot's held seconds (totals_mu_)
   double gpu_work_total_s_ = 0;  // of which timed GPU work (totals_mu_)
   prometheus::Counter* warm_started_;
+  prometheus::Counter* warm_from_spare_;
   prometheus::Histogram* compile_;
   prometheus::Histogram* evaluation_;
   prometheus::Family<prometheus::Histogram>* stages_;

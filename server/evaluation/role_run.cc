@@ -70,6 +70,8 @@ std::vector<std::string> PythonRunnerArgs(const PythonReference& python,
                              spec.entry_point(), "--style", dps ? "dps" : "value"});
   } else {
     args.insert(args.end(), {"--baseline", program.baseline});
+    // A reference started ahead of need imports torch before its first request.
+    if (program.spare == "reference") args.push_back("--warm");
   }
   for (const std::string& p : python.sys_path) {
     args.push_back("--sys-path");
@@ -171,7 +173,7 @@ absl::StatusOr<RoleWorker> PrepareRoleWorker(const NodeContext& node, const Work
     // Solutions need torch; references on a GPU need torch with CUDA, on the host torch alone.
     const bool usable =
         python != nullptr &&
-        (program.python_solution != nullptr || !program.spare.empty() || program.backend == "host"
+        (program.python_solution != nullptr || program.spare == "python" || program.backend == "host"
              ? python->torch
              : python->available);
     if (!usable) return absl::FailedPreconditionError("this node has no Python runner");

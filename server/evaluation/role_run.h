@@ -39,9 +39,10 @@ struct RoleProgram {
   const v1::Solution* python_solution = nullptr;  // set: `build` is its package
   std::string label;  // tells apart the folders of workers of one role ("sol1", "torch_compile")
   std::string backend;  // the backend its requests name (PrepareRoleWorker pins a cuda worker)
-  // A candidate's worker started before its solution is known: "python" (the Python runner,
-  // torch and triton imported). Its solution is copied into its folder when it is taken
-  // (server/evaluation/spare_workers.h).
+  // A worker started before it is needed (server/evaluation/spare_workers.h): "python", a
+  // candidate's Python runner (torch and triton imported), whose solution is copied into its
+  // folder when it is taken; "reference", the Python reference runner (`baseline` "reference",
+  // torch imported), whose definition comes with its first request.
   std::string spare;
   bool python() const {
     return python_solution != nullptr || !baseline.empty() || spare == "python";

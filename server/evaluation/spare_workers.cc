@@ -22,6 +22,11 @@ std::unique_ptr<SpareWorkers::Spare> SpareWorkers::Take(const std::string& slot)
   return nullptr;
 }
 
+bool SpareWorkers::Has(const std::string& slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return spares_.count(slot) != 0;
+}
+
 void SpareWorkers::Put(const std::string& slot, std::unique_ptr<Spare> spare) {
   {
     std::lock_guard<std::mutex> lock(mu_);

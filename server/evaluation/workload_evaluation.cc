@@ -1,6 +1,7 @@
 #include "server/evaluation/workload_evaluation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -90,6 +91,53 @@ std::string SlotOf(const WorkloadJob& job) {
   return absl::StrCat(job.backend->name, "#", job.device_index);
 }
 
+// Whether the node keeps spares for the job's backend: GPU backends only, where a spare warms up
+// on the CPU while another run may be timed on the GPU; on the host backend that CPU time is the
+// very time being measured (tests may ask for them there: NodeContext.spares_on_host).
+bool KeepsSpares(const NodeContext& node, const WorkloadJob& job) {
+  return node.spares != nullptr && (job.backend->name == "cuda" || node.spares_on_host);
+}
+
+// The key a slot's spare reference runner is kept under, beside the slot's candidate spare.
+std::string ReferenceSpareSlot(const WorkloadJob& job) {
+  return absl::StrCat(SlotOf(job), "|reference");
+}
+
+// Warm reference workers' folders, under jobs/warm, numbered as they are started.
+std::string NextWarmFolder(const NodeContext& node, const WorkloadJob& job) {
+  static std::atomic<int64_t> started{0};
+  return absl::StrCat(node.jobs_dir, "/warm/", job.backend->name, job.device_index, "_",
+                      started.fetch_add(1));
+}
+
+// A Python reference runner for the job's slot started ahead of need, when there is none: the
+// interpreter started and torch imported on the CPU (no GPU work before its first request), so
+// that the next Python reference no warm worker serves yet (a definition new to this node, or
+// one evicted from the warm pool: every problem of a KernelBench suite) skips that start. It
+// runs only operator-registered code, as every reference worker, and serves whichever
+// definition's reference takes it, from then on as that reference's warm worker. Its launch is
+// a reference worker's of the slot: the same program, sandbox and device.
+void StartReferenceSpare(const NodeContext& node, const WorkloadJob& job) {
+  if (!KeepsSpares(node, job) || job.reference_source != kPythonReference ||
+      node.spares->Has(ReferenceSpareSlot(job))) {
+    return;
+  }
+  RoleProgram program = Python("reference");
+  program.spare = "reference";
+  program.backend = job.backend->name;
+  auto prepared = PrepareRoleWorker(node, job, program, NextWarmFolder(node, job));
+  if (!prepared.ok()) return;
+  auto session = WorkerSession::Start(prepared->launch);
+  if (!session.ok()) {
+    (void)RemoveTree(prepared->dir);
+    return;
+  }
+  auto kept = std::make_unique<SpareWorkers::Spare>();
+  kept->worker = *std::move(prepared);
+  kept->session = *std::move(session);
+  node.spares->Put(ReferenceSpareSlot(job), std::move(kept));
+}
+
 // What a warm reference worker serves: the program and its definition (any change of either is
 // a new worker), on the backend its requests name.
 std::string WarmKey(const NodeContext& node, const WorkloadJob& job, const std::string& backend) {
@@ -113,37 +161,47 @@ RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
     return RunRole(node, job, request, program, "reference", measure, on_stage, cancel);
   }
   program.backend = request.backend();
-  static std::atomic<int64_t> started{0};
   const std::string slot = SlotOf(job);
   const std::string key = WarmKey(node, job, request.backend());
   RoleRun run;
   // A warm worker that has served before and fails now may have died idle: the request is
-  // tried once more in a fresh one, which tells a real failure of the reference from that.
+  // tried once more in a fresh one, which tells a real failure of the reference from that. The
+  // same holds for a spare (started ahead of need, it has served nothing yet).
   for (int attempt = 0; attempt < 2; ++attempt) {
     WarmWorkers::Lease lease = node.warm->Take(slot, key);
     RoleWorker worker;
+    bool from_spare = false;
     if (lease.session == nullptr) {
-      auto prepared = PrepareRoleWorker(
-          node, job, program,
-          absl::StrCat(node.jobs_dir, "/warm/", job.backend->name, job.device_index, "_",
-                       started.fetch_add(1)));
-      if (!prepared.ok()) {
-        run = RoleRun{};
-        run.started = prepared.status();
-        return run;
+      std::unique_ptr<SpareWorkers::Spare> spare;
+      if (attempt == 0 && job.reference_source == kPythonReference && KeepsSpares(node, job)) {
+        spare = node.spares->Take(ReferenceSpareSlot(job));
       }
-      auto session = WorkerSession::Start(prepared->launch);
-      if (!session.ok()) {
-        run = RoleRun{};
-        run.started = session.status();
-        return run;
+      if (spare != nullptr) {
+        worker = std::move(spare->worker);
+        lease.session = std::move(spare->session);
+        from_spare = true;
+      } else {
+        auto prepared = PrepareRoleWorker(node, job, program, NextWarmFolder(node, job));
+        if (!prepared.ok()) {
+          run = RoleRun{};
+          run.started = prepared.status();
+          return run;
+        }
+        auto session = WorkerSession::Start(prepared->launch);
+        if (!session.ok()) {
+          run = RoleRun{};
+          run.started = session.status();
+          return run;
+        }
+        worker = *std::move(prepared);
+        lease.session = *std::move(session);
       }
-      worker = *std::move(prepared);
-      lease.session = *std::move(session);
       lease.dir = worker.dir;
       lease.log_path = worker.launch.log_path;
       lease.device_zero = worker.device_zero;
-      node.metrics->WarmWorkerStarted();
+      node.metrics->WarmWorkerStarted(from_spare);
+      // The next Python reference new to this slot finds its interpreter started.
+      StartReferenceSpare(node, job);
     }
     worker.dir = lease.dir;
     worker.device_zero = lease.device_zero;
@@ -152,7 +210,7 @@ RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
     run = RoleRun{};
     run.started = MakeDirs(absl::StrCat(*folder, "/out"));
     if (!run.started.ok()) return run;
-    const bool warm = lease.served > 0;
+    const bool warm = lease.served > 0 || from_spare;
     run = CallRole(*lease.session,
                    RoleRequest(request, worker, program, "reference", measure,
                                absl::StrCat(*folder, "/out")),
@@ -273,9 +331,7 @@ std::string TritonCacheOf(const CompileOutput& build) {
 
 // A new spare for `slot`, when the node keeps them and the candidate is Python.
 void StartSpare(const NodeContext& node, const WorkloadJob& job) {
-  // GPU backends only: a spare warms up on the CPU while another run may be timed, which on a
-  // GPU is GPU time, but on the host backend is the very CPU time being measured.
-  if (node.spares == nullptr || job.backend->name != "cuda") return;
+  if (!KeepsSpares(node, job)) return;
   static std::atomic<int64_t> started{0};
   RoleProgram spare;
   spare.spare = "python";

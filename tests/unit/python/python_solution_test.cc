@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "harness/common/files.h"
+#include "harness/definitions/builtins.h"
 #include "tests/unit/python/python_test_support.h"
 #include "tests/unit/server/test_node.h"
 
@@ -77,6 +79,136 @@ TEST_CASE("on the host backend every Python candidate starts its own interpreter
     CHECK(ReportedStart(node, run) >= static_cast<double>(run.created_unix_ms()) - 20);
   }
   CHECK_FALSE(std::filesystem::exists(node.dir() + "/data/jobs/spare"));
+}
+
+// A KernelBench-style problem over vector_add_f32's tensors (Python references run on the host
+// backend only for KernelBench problems): its inputs code, and the problem file, whose Model
+// `prelude` may precede.
+constexpr char kAddInputs[] = R"py(import torch
+
+N = 4096
+
+def get_inputs():
+    return [torch.rand(N), torch.rand(N)]
+
+def get_init_inputs():
+    return []
+)py";
+
+std::string AddProblem(const std::string& prelude) {
+  return absl::StrCat(prelude, kAddInputs, R"py(
+
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+)py");
+}
+
+// Reports when its interpreter started (from the process's age in /proc), at import.
+constexpr char kReferenceStartReporter[] = R"py(import os, time
+
+def _started():
+    ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+    uptime = float(open("/proc/uptime").read().split()[0])
+    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+print(f"kiln-test reference started {_started() * 1000:.0f}", flush=True)
+)py";
+
+// The start time a warm reference worker's log under the node's jobs/warm reports (ms since
+// the epoch), and that log.
+std::pair<double, std::string> ReferenceStart(TestNode& node) {
+  const std::string warm = node.dir() + "/data/jobs/warm";
+  for (const auto& entry : std::filesystem::directory_iterator(warm)) {
+    if (entry.path().extension() != ".log") continue;
+    absl::StatusOr<std::string> log = ReadFile(entry.path().string());
+    if (!log.ok()) continue;
+    const size_t at = log->find("kiln-test reference started ");
+    if (at == std::string::npos) continue;
+    return {std::stod(log->substr(at + 28, log->find('\n', at) - at - 28)), *log};
+  }
+  FAIL("no warm reference worker's log reports its start");
+  return {};
+}
+
+// Registers a copy of vector_add_f32 named `name` as a KernelBench problem whose file is
+// `reference` (no native reference: on the host backend one would be preferred).
+void PutPythonOnlyVectorAdd(TestNode& node, const std::string& name,
+                            const std::string& reference) {
+  auto builtins = LoadBuiltinDefinitions();
+  REQUIRE(builtins.ok());
+  v1::PutDefinitionRequest put;
+  for (const BuiltinDefinition& b : *builtins) {
+    if (b.definition.name() == "vector_add_f32") *put.mutable_definition() = b.definition;
+  }
+  put.mutable_definition()->set_name(name);
+  put.mutable_definition()->set_reference(reference);
+  put.mutable_definition()->clear_native_reference();
+  v1::KernelBenchProblem* problem = put.mutable_definition()->mutable_kernelbench();
+  problem->set_level(1);
+  problem->set_problem_id(1);
+  problem->set_problem_name(name);
+  problem->set_file("level1/1_" + name + ".py");
+  problem->set_inputs_source(kAddInputs);
+  grpc::ClientContext ctx;
+  v1::PutDefinitionResponse response;
+  grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+}
+
+v1::Run SubmitTo(TestNode& node, const std::string& definition, const std::string& name) {
+  v1::Solution solution = PythonSolution(name, R"py(import torch
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+)py",
+                                         /*dps=*/false);
+  solution.mutable_spec()->set_entry_point("kernel.py::ModelNew");
+  v1::EvaluateRequest request = VectorAddRequest(solution);
+  request.set_definition(definition);
+  request.mutable_solution()->set_definition(definition);
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  INFO(out.status.error_message());
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  INFO(run.reason());
+  REQUIRE(run.status() == v1::PASSED);
+  REQUIRE(run.traces_size() == 1);
+  CHECK(run.traces(0).kiln().reference_source() == "python");
+  return run;
+}
+
+int WarmLogs(TestNode& node) {
+  int logs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(node.dir() + "/data/jobs/warm")) {
+    logs += entry.path().extension() == ".log";
+  }
+  return logs;
+}
+
+TEST_CASE("a Python reference no warm worker serves takes a runner started ahead of need") {
+  SKIP_WITHOUT_TORCH();
+  // Spares are kept on GPU backends only (an import beside a CPU-timed run would be in its
+  // timing); this node keeps them on the host backend to check what a GPU node does.
+  HarnessOptions options = NodeWithPython(TestPython());
+  options.spares_on_host = true;
+  TestNode node(options);
+  PutPythonOnlyVectorAdd(node, "vector_add_first", AddProblem(""));
+  PutPythonOnlyVectorAdd(node, "vector_add_started", AddProblem(kReferenceStartReporter));
+  // Run A's reference starts a worker, and a spare beside it for the next new reference.
+  SubmitTo(node, "vector_add_first", "py_first");
+  CHECK(WarmLogs(node) == 2);
+  // Run B's reference, new to the node, ran in a process started before run B existed (during
+  // run A, which took seconds): a worker started for run B would report a start after that.
+  const v1::Run b = SubmitTo(node, "vector_add_started", "py_second");
+  auto [started, log] = ReferenceStart(node);
+  INFO(log);
+  CHECK(started < static_cast<double>(b.created_unix_ms()) - 200);
+  CHECK_THAT(log, Catch::Contains("imported ahead of need"));
+  // And the next spare waits.
+  CHECK(WarmLogs(node) == 3);
 }
 
 TEST_CASE("a value-returning solution PASSES: its outputs are collected after every call") {

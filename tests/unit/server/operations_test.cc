@@ -75,7 +75,8 @@ TEST_CASE("metrics render verdict stages per stage and the device-held fraction 
   metrics.VerdictStage("compile", 0.3);
   metrics.VerdictStage("compile", 0.04);
   metrics.VerdictStage("candidate", 1.2);
-  metrics.WarmWorkerStarted();
+  metrics.WarmWorkerStarted(/*from_spare=*/false);
+  metrics.WarmWorkerStarted(/*from_spare=*/true);
   const std::string text = metrics.Render();
   CHECK_THAT(text, Catch::Contains("# TYPE kiln_verdict_stage_seconds histogram\n"));
   CHECK_THAT(text,
@@ -87,7 +88,8 @@ TEST_CASE("metrics render verdict stages per stage and the device-held fraction 
              Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"candidate\",le=\"1\"} 0\n"));
   CHECK_THAT(text,
              Catch::Contains("kiln_verdict_stage_seconds_bucket{stage=\"candidate\",le=\"1.5\"} 1\n"));
-  CHECK_THAT(text, Catch::Contains("kiln_warm_workers_started_total 1\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_warm_workers_started_total 2\n"));
+  CHECK_THAT(text, Catch::Contains("kiln_warm_workers_from_spare_total 1\n"));
   CHECK_THAT(text, Catch::Contains("kiln_work_pending_seconds_total 10\n"));
   CHECK_THAT(text, Catch::Contains("kiln_device_held_while_pending_seconds_total 15\n"));
   CHECK_THAT(text, Catch::Contains("kiln_device_held_fraction_while_pending 0.75\n"));

@@ -43,6 +43,7 @@ class TestNode {
       if (options.python != HarnessOptions().python) defaults.python = options.python;
       defaults.warm_references = options.warm_references;
       defaults.python_spares = options.python_spares;
+      defaults.spares_on_host = options.spares_on_host;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);

@@ -30,6 +30,9 @@ def main():
                         help="a candidate started before its solution is known: import torch "
                              "(and triton), then take the solution (package, entry, style) "
                              "from the first request")
+    parser.add_argument("--warm", action="store_true",
+                        help="a reference runner started before it is needed: import torch, "
+                             "then wait for the first request (its definition comes with it)")
     parser.add_argument("--arity", type=int, default=-1)
     parser.add_argument("--nvcc", default="", help="compile stage: the nvcc load_inline builds "
                         "CUDA sources with")
@@ -85,6 +88,15 @@ def main():
         except Exception as e:
             print(f"kiln python runner: spare warm-up: {e!r}", file=sys.stderr, flush=True)
         sys.stderr.flush()
+        core.kiln_runner_ready()
+    elif opts.warm:
+        # Ahead of need, on the CPU only, like a spare: the import every reference starts with.
+        try:
+            import torch  # noqa: F401
+            print(f"kiln python runner: torch {torch.__version__} imported ahead of need",
+                  file=sys.stderr, flush=True)
+        except Exception as e:
+            print(f"kiln python runner: warm-up: {e!r}", file=sys.stderr, flush=True)
         core.kiln_runner_ready()
     if core.kiln_runner_read_request() != 0:
         return 2
