@@ -402,6 +402,13 @@ absl::Status HarnessServerImpl::Open() {
       extension_build.gencode = *std::move(gencode);
     }
   }
+  // Checks of Python/Triton solutions started ahead of need (--python-spares): on a node with a
+  // GPU backend, where their imports run on the CPU beside GPU timings; two, for submissions
+  // that arrive together.
+  bool gpu_backend = false;
+  for (const NodeBackend& b : backends_) gpu_backend |= b.name == "cuda";
+  const int check_spares =
+      options_.python_spares && (gpu_backend || options_.spares_on_host) ? 2 : 0;
   toolchains.push_back(MakePythonToolchain(
       [python = python_.get()]() -> absl::StatusOr<PythonInterpreter> {
         const PythonReference& p = python->Get();
@@ -413,7 +420,7 @@ absl::Status HarnessServerImpl::Open() {
                                  p.readable_paths};
       },
       [archive](const std::string& name) { return archive->GetDefinition(name); },
-      options_.compile_timeout_s, std::move(extension_build)));
+      options_.compile_timeout_s, std::move(extension_build), check_spares));
   for (auto& toolchain : toolchains) toolchain->set_sandbox(node_.sandbox);
   // Only kiln's own headers (include/kiln) key the cache, not whatever shares the folder.
   compiler_ = std::make_unique<Compiler>(absl::StrCat(options_.data_dir, "/compile_cache"),

@@ -1,9 +1,18 @@
 #include "harness/compile/python_toolchain.h"
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -14,6 +23,7 @@
 #include "harness/compile/compiler_invocation.h"
 #include "harness/compile/source_tree.h"
 #include "harness/sandbox/process.h"
+#include <nlohmann/json.hpp>
 
 namespace kiln {
 
@@ -62,14 +72,59 @@ bool DestinationPassing(const v1::Solution& solution) {
   return !spec.has_destination_passing_style() || spec.destination_passing_style();
 }
 
+// A check started ahead of need: the runner's interpreter started in a folder of its own, torch
+// and triton imported, waiting on its fd 3 for the one solution it checks.
+struct CheckSpare {
+  std::string dir;       // its folder: the sandbox's writable one, the check's working folder
+  std::string launched;  // the interpreter it was started with (LaunchKey)
+  std::unique_ptr<Process> process;
+  int args_fd = -1;  // the write end of its fd 3
+  ~CheckSpare() {
+    if (args_fd >= 0) ::close(args_fd);
+    process.reset();  // kills what is left of it
+    if (!dir.empty()) (void)RemoveTree(dir);
+  }
+};
+
+std::string LaunchKey(const PythonInterpreter& python) {
+  return absl::StrCat(python.python, "|", python.runner, "|", absl::StrJoin(python.sys_path, ":"),
+                      "|", absl::StrJoin(python.readable_paths, ":"));
+}
+
+// Writes all of `text` to `fd`; false when the reader is gone. SIGPIPE is kept pending on this
+// thread while it writes, then consumed: a spare that has ended must not end the harness.
+bool WriteAllNoSigpipe(int fd, const std::string& text) {
+  sigset_t pipe_set, old_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  size_t sent = 0;
+  bool ok = true;
+  while (sent < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + sent, text.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  timespec zero{};
+  while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  return ok;
+}
+
 class PythonToolchain final : public Toolchain {
  public:
   PythonToolchain(PythonInterpreterFn interpreter, DefinitionLookup definitions, double timeout_s,
-                  PythonExtensionBuild extensions)
+                  PythonExtensionBuild extensions, int spares)
       : interpreter_(std::move(interpreter)),
         definitions_(std::move(definitions)),
         timeout_s_(timeout_s),
-        extensions_(std::move(extensions)) {}
+        extensions_(std::move(extensions)),
+        spares_(std::max(0, spares)) {}
 
   std::string Name() const override { return "python"; }
 
@@ -120,47 +175,35 @@ class PythonToolchain final : public Toolchain {
     return def->inputs_size() + (DestinationPassing(solution) ? def->outputs_size() : 0);
   }
 
+  // The check's process, but for what names the solution: the runner in --check mode, its
+  // environment, limits and sandbox, working in `work_dir`.
+  ProcessOptions CheckOptions(const PythonInterpreter& python, const std::string& work_dir) const;
+  // A spare started with `python`, or null; discards spares of another interpreter.
+  std::unique_ptr<CheckSpare> TakeSpare(const PythonInterpreter& python);
+  // Starts spares in folders under `staging_root` until spares_ are kept or starting.
+  void FillSpares(const PythonInterpreter& python, const std::string& staging_root);
+  // The check of the package laid out under `root` by `spare`: the solution's arguments sent
+  // on its fd 3, then its exit awaited; nullopt when the spare had ended before taking them.
+  std::optional<ProcessResult> CheckWithSpare(CheckSpare& spare, const std::string& root,
+                                              const std::string& entry,
+                                              const absl::StatusOr<int>& arity, bool dps,
+                                              const std::atomic<bool>* cancel);
+
   PythonInterpreterFn interpreter_;
   DefinitionLookup definitions_;
   double timeout_s_;
   PythonExtensionBuild extensions_;
+  const int spares_;  // checks kept started ahead of need (0: none)
+  std::mutex spares_mu_;
+  std::vector<std::unique_ptr<CheckSpare>> kept_;  // under spares_mu_
+  int starting_ = 0;                               // under spares_mu_
 };
 
-absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solution,
-                                                       const std::string& work_dir,
-                                                       const std::string& output_path,
-                                                       const std::atomic<bool>* cancel) {
-  absl::StatusOr<PythonInterpreter> python = interpreter_();
-  if (!python.ok()) return python.status();
-  const std::string package = absl::StrCat(output_path, "/", kPackage);
-  if (absl::Status s = WriteSources(solution, package); !s.ok()) return s;
-  // A package of its own, so that `from . import helpers` works as in flashinfer-bench.
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(package, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory(ec)) continue;
-    const std::string init = it->path().string() + "/__init__.py";
-    if (!std::filesystem::exists(init, ec)) {
-      if (absl::Status s = WriteFile(init, ""); !s.ok()) return s;
-    }
-  }
-  if (!std::filesystem::exists(package + "/__init__.py", ec)) {
-    if (absl::Status s = WriteFile(package + "/__init__.py", ""); !s.ok()) return s;
-  }
-
+ProcessOptions PythonToolchain::CheckOptions(const PythonInterpreter& python,
+                                            const std::string& work_dir) const {
   ProcessOptions opts;
-  opts.argv = {python->python, "-B", python->runner, "--check", "--solution",
-               std::filesystem::absolute(output_path).string(), "--entry",
-               solution.spec().entry_point()};
-  const bool dps = DestinationPassing(solution);
-  if (absl::StatusOr<int> arity = Arity(solution); arity.ok()) {
-    opts.argv.push_back("--arity");
-    opts.argv.push_back(absl::StrCat(*arity));
-    opts.argv.push_back("--arity-note");
-    opts.argv.push_back(dps ? "inputs then outputs: destination_passing_style is true"
-                            : "the inputs: destination_passing_style is false");
-  }
-  for (const std::string& path : python->sys_path) {
+  opts.argv = {python.python, "-B", python.runner, "--check"};
+  for (const std::string& path : python.sys_path) {
     opts.argv.push_back("--sys-path");
     opts.argv.push_back(path);
   }
@@ -183,11 +226,143 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
   opts.max_cpu_seconds = static_cast<int64_t>(timeout_s_) * 4 + 1;
   opts.max_captured_bytes = kMaxPythonLogBytes;
   if (sandbox() != nullptr) {
-    std::vector<std::string> readable = python->readable_paths;
-    readable.push_back(std::filesystem::path(python->runner).parent_path().string());
+    std::vector<std::string> readable = python.readable_paths;
+    readable.push_back(std::filesystem::path(python.runner).parent_path().string());
     readable.insert(readable.end(), extension_readable.begin(), extension_readable.end());
     opts.sandbox = sandbox()->Policy(work_dir, std::move(readable), {}, /*gpu=*/false,
                                      kMaxCheckMemoryBytes);
+  }
+  return opts;
+}
+
+std::unique_ptr<CheckSpare> PythonToolchain::TakeSpare(const PythonInterpreter& python) {
+  std::vector<std::unique_ptr<CheckSpare>> stale;  // ended outside the lock
+  std::unique_ptr<CheckSpare> taken;
+  {
+    std::lock_guard<std::mutex> lock(spares_mu_);
+    const std::string key = LaunchKey(python);
+    for (auto& spare : kept_) {
+      if (taken == nullptr && spare->launched == key) {
+        taken = std::move(spare);
+      } else if (spare->launched != key) {
+        stale.push_back(std::move(spare));
+      }
+    }
+    kept_.erase(std::remove(kept_.begin(), kept_.end(), nullptr), kept_.end());
+  }
+  return taken;
+}
+
+void PythonToolchain::FillSpares(const PythonInterpreter& python,
+                                 const std::string& staging_root) {
+  int to_start = 0;
+  {
+    std::lock_guard<std::mutex> lock(spares_mu_);
+    to_start = spares_ - static_cast<int>(kept_.size()) - starting_;
+    if (to_start <= 0) return;
+    starting_ += to_start;
+  }
+  for (int i = 0; i < to_start; ++i) {
+    auto spare = std::make_unique<CheckSpare>();
+    spare->launched = LaunchKey(python);
+    int fds[2] = {-1, -1};
+    absl::StatusOr<std::string> dir = MakeTempDir(staging_root, "check-spare");
+    bool started = dir.ok() && ::pipe2(fds, O_CLOEXEC) == 0;
+    if (started) {
+      spare->dir = *dir;
+      spare->args_fd = fds[1];
+      ProcessOptions opts = CheckOptions(python, spare->dir);
+      opts.argv.insert(opts.argv.end(), {"--args-fd", "3"});
+      opts.child_fds = {fds[0]};
+      absl::StatusOr<Process> process = Process::Start(opts);
+      ::close(fds[0]);
+      started = process.ok();
+      if (started) spare->process = std::make_unique<Process>(*std::move(process));
+    } else if (dir.ok()) {
+      (void)RemoveTree(*dir);
+    }
+    std::lock_guard<std::mutex> lock(spares_mu_);
+    --starting_;
+    if (started) kept_.push_back(std::move(spare));
+  }
+}
+
+std::optional<ProcessResult> PythonToolchain::CheckWithSpare(
+    CheckSpare& spare, const std::string& root, const std::string& entry,
+    const absl::StatusOr<int>& arity, bool dps, const std::atomic<bool>* cancel) {
+  nlohmann::json args = {{"solution", root}, {"entry", entry}};
+  if (arity.ok()) {
+    args["arity"] = *arity;
+    args["arity_note"] = dps ? "inputs then outputs: destination_passing_style is true"
+                             : "the inputs: destination_passing_style is false";
+  }
+  // The limit counts from here, as a check started now would.
+  spare.process->RestartClock();
+  const bool sent = WriteAllNoSigpipe(spare.args_fd, args.dump());
+  ::close(spare.args_fd);
+  spare.args_fd = -1;
+  ProcessResult run = spare.process->Wait(cancel);
+  // Ended before it read its solution (it never started on it): the check runs afresh.
+  if (!sent) return std::nullopt;
+  return run;
+}
+
+absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solution,
+                                                       const std::string& work_dir,
+                                                       const std::string& output_path,
+                                                       const std::atomic<bool>* cancel) {
+  absl::StatusOr<PythonInterpreter> python = interpreter_();
+  if (!python.ok()) return python.status();
+  // The spare works in a folder of its own beside this build's (both under the compile cache's
+  // staging/), and its package is moved to `output_path` afterwards.
+  const std::string staging_root = std::filesystem::path(work_dir).parent_path().string();
+  std::unique_ptr<CheckSpare> spare = spares_ > 0 ? TakeSpare(*python) : nullptr;
+  if (spares_ > 0) FillSpares(*python, staging_root);  // for the next check
+  const std::string root = spare != nullptr ? absl::StrCat(spare->dir, "/out") : output_path;
+  const std::string package = absl::StrCat(root, "/", kPackage);
+  if (absl::Status s = WriteSources(solution, package); !s.ok()) return s;
+  // A package of its own, so that `from . import helpers` works as in flashinfer-bench.
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(package, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    const std::string init = it->path().string() + "/__init__.py";
+    if (!std::filesystem::exists(init, ec)) {
+      if (absl::Status s = WriteFile(init, ""); !s.ok()) return s;
+    }
+  }
+  if (!std::filesystem::exists(package + "/__init__.py", ec)) {
+    if (absl::Status s = WriteFile(package + "/__init__.py", ""); !s.ok()) return s;
+  }
+  const bool dps = DestinationPassing(solution);
+  const absl::StatusOr<int> arity = Arity(solution);
+  if (spare != nullptr) {
+    std::optional<ProcessResult> run =
+        CheckWithSpare(*spare, std::filesystem::absolute(root).string(),
+                       solution.spec().entry_point(), arity, dps, cancel);
+    if (run.has_value()) {
+      if (::rename(root.c_str(), output_path.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("cannot move the checked package to ",
+                                                output_path, ": ", std::strerror(errno)));
+      }
+      return CompileOutcome(*std::move(run), output_path, "the Python check");
+    }
+    // The spare had ended: its package moves over and a fresh check runs on it.
+    if (::rename(root.c_str(), output_path.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("cannot move the package to ", output_path, ": ",
+                                              std::strerror(errno)));
+    }
+  }
+
+  ProcessOptions opts = CheckOptions(*python, work_dir);
+  opts.argv.insert(opts.argv.end(), {"--solution", std::filesystem::absolute(output_path).string(),
+                                     "--entry", solution.spec().entry_point()});
+  if (arity.ok()) {
+    opts.argv.push_back("--arity");
+    opts.argv.push_back(absl::StrCat(*arity));
+    opts.argv.push_back("--arity-note");
+    opts.argv.push_back(dps ? "inputs then outputs: destination_passing_style is true"
+                            : "the inputs: destination_passing_style is false");
   }
   absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
   if (!run.ok()) return run.status();
@@ -202,9 +377,9 @@ bool IsPythonLanguage(const std::string& language) {
 
 std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
                                                DefinitionLookup definitions, double timeout_s,
-                                               PythonExtensionBuild extensions) {
+                                               PythonExtensionBuild extensions, int spares) {
   return std::make_unique<PythonToolchain>(std::move(interpreter), std::move(definitions),
-                                           timeout_s, std::move(extensions));
+                                           timeout_s, std::move(extensions), spares);
 }
 
 }  // namespace kiln

@@ -49,10 +49,19 @@ struct PythonExtensionBuild {
   std::vector<std::string> gencode;   // NvccGencodeFlags of the node's arch list
 };
 
+// `spares`: checks kept started ahead of need (0: none). A check costs an interpreter start and
+// the imports every solution makes (`import torch`: 2.9-4.2 s on a GPU node) before it reads the
+// solution; a spare is that process started early, in a folder of its own under the compile
+// cache's staging/ (the sandbox's writable folder), torch and triton imported, waiting on its
+// fd 3 for the one solution it checks. It has no solution when it starts; the solution's package
+// is written into its folder, checked there as by a fresh process, and moved to the build's
+// output; a spare serves one check, and the next is started at once. One whose interpreter is
+// no longer the node's is discarded.
 std::unique_ptr<Toolchain> MakePythonToolchain(PythonInterpreterFn interpreter,
                                                DefinitionLookup definitions,
                                                double timeout_s = kDefaultPythonCheckTimeoutS,
-                                               PythonExtensionBuild extensions = {});
+                                               PythonExtensionBuild extensions = {},
+                                               int spares = 0);
 
 // Whether `language` is one the Python runner runs ("python", "triton").
 bool IsPythonLanguage(const std::string& language);

@@ -294,6 +294,8 @@ absl::StatusOr<Process> Process::Start(const ProcessOptions& opts) {
   return process;
 }
 
+void Process::RestartClock() { start_s_ = NowSeconds(); }
+
 Process::Process(Process&& other) noexcept { *this = std::move(other); }
 
 Process& Process::operator=(Process&& other) noexcept {

@@ -71,6 +71,9 @@ class Process {
   ProcessResult Wait(const std::atomic<bool>* cancel = nullptr);
   // SIGKILL to the whole process group.
   void Kill();
+  // The wall-clock limit (and ProcessResult::wall_s) count from now: a process started ahead
+  // of need is limited from when it is given its work, not from its start.
+  void RestartClock();
 
  private:
   Process() = default;

@@ -29,7 +29,7 @@ v1::Definition TwoInOneOut() {
   return def;
 }
 
-Compiler MakeCompiler(const std::string& cache_dir, int* probes = nullptr) {
+Compiler MakeCompiler(const std::string& cache_dir, int* probes = nullptr, int spares = 0) {
   std::vector<std::unique_ptr<Toolchain>> toolchains;
   toolchains.push_back(MakePythonToolchain(
       [probes]() -> absl::StatusOr<PythonInterpreter> {
@@ -41,7 +41,8 @@ Compiler MakeCompiler(const std::string& cache_dir, int* probes = nullptr) {
       [](const std::string& name) -> absl::StatusOr<v1::Definition> {
         if (name != "test_definition") return absl::NotFoundError(name);
         return TwoInOneOut();
-      }));
+      },
+      kDefaultPythonCheckTimeoutS, {}, spares));
   return Compiler(cache_dir, std::move(toolchains));
 }
 
@@ -153,6 +154,64 @@ TEST_CASE("the calling convention and the definition's arity are part of the cac
   REQUIRE(value.ok);
   CHECK(dps.cache_key != value.cache_key);
   CHECK_FALSE(value.cache_hit);
+}
+
+// Folders of checks started ahead of need under the cache's staging/.
+int SpareFolders(const std::string& cache_dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(cache_dir + "/staging", ec)) {
+    n += entry.path().filename().string().rfind("check-spare", 0) == 0;
+  }
+  return n;
+}
+
+TEST_CASE("checks started ahead of need judge as a fresh check does, and serve one check each") {
+  ScratchDir fresh_dir, spare_dir;
+  Compiler fresh = MakeCompiler(fresh_dir.path());
+  const std::string cache = spare_dir.path() + "/cache";
+  {
+    Compiler spared = MakeCompiler(cache, nullptr, /*spares=*/1);
+    constexpr char kNote[] = "kiln: the check's interpreter was started ahead of need";
+    // The first check finds none (it starts one for the next).
+    CompileOutput first =
+        CompileOk(spared, Python({{"kernel.py", "def run(a, b, c):\n    pass\n"}}));
+    CHECK(first.ok);
+    CHECK_THAT(first.log, !Catch::Contains(kNote));
+    CHECK(SpareFolders(cache) == 1);
+    // The next ones take it: the same verdicts and logs as a fresh check, the package in place.
+    std::vector<v1::Solution> cases = {
+        Python({{"kernel.py", "from .helpers import add\n\ndef run(a, b, c):\n"
+                              "    add(a, b, c)\n"},
+                {"helpers.py", "def add(a, b, c):\n    pass\n"}}),
+        Python({{"kernel.py", "def run(a, b, c):\n    pass\n"},
+                {"sub/broken.py", "x = 1\ndef f(:\n    return x\n"}}),
+        Python({{"kernel.py", "def run(a, b):\n    return a\n"}}),
+        Python({{"kernel.py", "def run(a, b):\n    return a\n"}}, "kernel.py::run", false),
+        Python({{"kernel.py", "X = 1\nraise RuntimeError('boom at import')\n"
+                              "def run(a, b, c):\n    pass\n"}}),
+    };
+    for (const v1::Solution& s : cases) {
+      CompileOutput want = CompileOk(fresh, s);
+      CompileOutput got = CompileOk(spared, s);
+      INFO("fresh:\n" << want.log << "\nstarted ahead:\n" << got.log);
+      CHECK(got.ok == want.ok);
+      CHECK_THAT(got.log, Catch::Contains(kNote));
+      // The log is the fresh check's, then the note.
+      CHECK(got.log.substr(0, want.log.size()) == want.log);
+      CHECK(got.symbol == want.symbol);
+      if (got.ok) {
+        CHECK(std::filesystem::is_regular_file(got.artifact_path + "/kiln_solution/kernel.py"));
+        CHECK(std::filesystem::is_regular_file(got.artifact_path + "/kiln_solution/__init__.py"));
+      } else {
+        CHECK(got.artifact_path.empty());
+      }
+      // One kept for the next check, none left behind.
+      CHECK(SpareFolders(cache) == 1);
+    }
+  }
+  // The compiler's end ends the spare and removes its folder.
+  CHECK(SpareFolders(cache) == 0);
 }
 
 TEST_CASE("a node whose Python cannot run solutions refuses to compile them, naming why") {

@@ -158,12 +158,14 @@ void PutPythonOnlyVectorAdd(TestNode& node, const std::string& name,
 }
 
 v1::Run SubmitTo(TestNode& node, const std::string& definition, const std::string& name) {
-  v1::Solution solution = PythonSolution(name, R"py(import torch
+  // A source of its own (the name in a comment): not a compile cache hit.
+  v1::Solution solution = PythonSolution(name, absl::StrCat("# ", name, R"py(
+import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, a, b):
         return a + b
-)py",
+)py"),
                                          /*dps=*/false);
   solution.mutable_spec()->set_entry_point("kernel.py::ModelNew");
   v1::EvaluateRequest request = VectorAddRequest(solution);
@@ -209,6 +211,15 @@ TEST_CASE("a Python reference no warm worker serves takes a runner started ahead
   CHECK_THAT(log, Catch::Contains("imported ahead of need"));
   // And the next spare waits.
   CHECK(WarmLogs(node) == 3);
+  // The second Python solution's check, in the sandbox, took the check started ahead of need.
+  grpc::ClientContext ctx;
+  v1::GetRunRequest get;
+  get.set_run_id(b.run_id());
+  v1::Run archived;
+  REQUIRE(node.stub().GetRun(&ctx, get, &archived).ok());
+  INFO(archived.compile_log());
+  CHECK_THAT(archived.compile_log(), Catch::Contains("ModelNew: imported") &&
+                                         Catch::Contains("started ahead of need"));
 }
 
 TEST_CASE("a value-returning solution PASSES: its outputs are collected after every call") {
