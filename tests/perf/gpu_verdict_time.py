@@ -16,7 +16,9 @@ WARM submissions of the same source (compile cache hit): median wall time of `ki
 differs) against the warm median; nvcc alone on the same source with kiln's command line (the
 compile log's command, --threads 2 included), and without --threads. Throughput: 16 different CUDA candidates submitted at once (cold compiles),
 then the same 16 again (cache hits); verdicts per minute from the first submit to the last
-verdict. The harness's /metrics gives the per-stage means (kiln_verdict_stage_seconds).
+verdict. New Triton sources: three Triton RMSNorms whose sources differ (each a compile cache
+miss), 5 s apart, on both nodes: the compile stage's check started ahead of need (the default)
+against a check started afresh (--python-spares=false). The harness's /metrics gives the per-stage means (kiln_verdict_stage_seconds).
 
   python3 tests/perf/gpu_verdict_time.py BUNDLE_DIR OUT_DIR DATASET_DIR [--warm 5] [--budget-s 420]
 
@@ -257,6 +259,22 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
                        "compile_s_median": median([r["stages"]["compile_s"] for r in colds])}
         print(f"{label} cold: median {out['cold']['median_s']} s, compile stage "
               f"{out['cold']['compile_s_median']} s", flush=True)
+    # New Triton sources (a compile cache miss each), a few seconds apart as an agent's
+    # submissions come: the compile stage's check, started ahead of need with --python-spares
+    # (the "unwarmed" node starts every check afresh).
+    if budget.left() > 90:
+        colds = []
+        for i in range(3):
+            time.sleep(5)
+            folder = variant("rmsnorm_h4096_triton", python_def, work, f"{label}_tcold{i}",
+                             comment=f"new source {random.random()}")
+            colds.append(submit(node, python_def, folder, python_jsonl, f"{label}_tcold{i}"))
+        out["triton_cold"] = {"runs": colds, "median_s": median([r["wall_s"] for r in colds]),
+                              "compile_s_median": median([r["stages"]["compile_s"]
+                                                          for r in colds]),
+                              "statuses": sorted({r["status"] for r in colds})}
+        print(f"{label} new Triton source: median {out['triton_cold']['median_s']} s, compile "
+              f"stage {out['triton_cold']['compile_s_median']} s", flush=True)
     if throughput and budget.left() > 150:
         folders = [variant("rmsnorm_h4096_tuned", native_def, work, f"{label}_q{i}",
                            comment=f"queued {i} {random.random()}") for i in range(16)]
@@ -405,6 +423,13 @@ def main():
                          f"against nvcc alone + 0.3 s = {round(nvcc_s + 0.3, 3)} s (kiln's "
                          f"command) and {round(plain_s + 0.3, 3) if plain_s else None} s "
                          f"(without --threads)")
+    for label, _, _, _ in setups:
+        t = results.get(label, {}).get("triton_cold")
+        if t:
+            lines.append(f"{label}: new Triton source (3, 5 s apart): median {t['median_s']} s, "
+                         f"compile stage median {t['compile_s_median']} s, statuses "
+                         f"{t['statuses']}")
+            failed += [f"{label} triton_cold: {st}" for st in t["statuses"] if st != "PASSED"]
     for key in ("queued16_cold", "queued16_warm", "batch16_warm"):
         if key in k:
             q = k[key]
