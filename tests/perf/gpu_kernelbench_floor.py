@@ -84,8 +84,8 @@ def main():
                           "--metrics-listen", f"127.0.0.1:{metrics_port}"]
     harness.start()
 
-    def device_busy_s():
-        """kiln_device_busy_seconds_total summed over the node's slots; None if unread."""
+    def metric_sum(name):
+        """The node's /metrics series of `name` summed (over slots); None if unread."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
                                         timeout=10) as r:
@@ -94,9 +94,13 @@ def main():
             return None
         total = 0.0  # a slot that never held a run has no series yet
         for line in text.splitlines():
-            if line.startswith("kiln_device_busy_seconds_total"):
+            if line.startswith(name + " ") or line.startswith(name + "{"):
                 total += float(line.rsplit(" ", 1)[1])
         return total
+
+    def device_busy_s():
+        """kiln_device_busy_seconds_total summed over the node's slots; None if unread."""
+        return metric_sum("kiln_device_busy_seconds_total")
 
     def kiln(args, tag, timeout):
         """harness.kiln, and the call's stderr (details/TAG.err)."""
@@ -211,9 +215,14 @@ def main():
         lines.sort(key=lambda e: order.get((e["definition"], e["mode"]), 0))
         device_s = (busy_after - busy_before
                     if busy_before is not None and busy_after is not None else None)
+        warm = metric_sum("kiln_warm_workers_started_total")
+        from_spare = metric_sum("kiln_warm_workers_from_spare_total")
         report += [f"pass: {len(lines)} submissions of {len(jobs)}, {o.in_flight} in flight, "
                    f"wall {pass_s:.0f} s, device slot held "
-                   + (f"{device_s:.0f} s" if device_s is not None else "(no /metrics)"), ""]
+                   + (f"{device_s:.0f} s" if device_s is not None else "(no /metrics)")
+                   + (f"; reference workers started {warm:.0f}, of them {from_spare:.0f} from "
+                      f"a runner started ahead of need" if warm is not None and
+                      from_spare is not None else ""), ""]
         for mode in modes:
             got = [e for e in lines if e["mode"] == mode]
             passed = [e for e in got if e.get("status") == "PASSED"]
