@@ -117,15 +117,11 @@ std::string NextWarmFolder(const NodeContext& node, const WorkloadJob& job) {
 // runs only operator-registered code, as every reference worker, and serves whichever
 // definition's reference takes it, from then on as that reference's warm worker. Its launch is
 // a reference worker's of the slot: the same program, sandbox and device.
-void StartReferenceSpare(const NodeContext& node, const WorkloadJob& job) {
-  if (!KeepsSpares(node, job) || job.reference_source != kPythonReference ||
-      node.spares->Has(ReferenceSpareSlot(job))) {
-    return;
-  }
-  RoleProgram program = Python("reference");
-  program.spare = "reference";
-  program.backend = job.backend->name;
-  auto prepared = PrepareRoleWorker(node, job, program, NextWarmFolder(node, job));
+// Starts `program` (its spare kind and backend set) in `folder` on the job's slot and keeps it
+// under `key`; nothing when it cannot start (the next taker starts its own).
+void KeepSpare(const NodeContext& node, const WorkloadJob& job, const RoleProgram& program,
+               const std::string& folder, const std::string& key) {
+  auto prepared = PrepareRoleWorker(node, job, program, folder);
   if (!prepared.ok()) return;
   auto session = WorkerSession::Start(prepared->launch);
   if (!session.ok()) {
@@ -135,7 +131,18 @@ void StartReferenceSpare(const NodeContext& node, const WorkloadJob& job) {
   auto kept = std::make_unique<SpareWorkers::Spare>();
   kept->worker = *std::move(prepared);
   kept->session = *std::move(session);
-  node.spares->Put(ReferenceSpareSlot(job), std::move(kept));
+  node.spares->Put(key, std::move(kept));
+}
+
+void StartReferenceSpare(const NodeContext& node, const WorkloadJob& job) {
+  if (!KeepsSpares(node, job) || job.reference_source != kPythonReference ||
+      node.spares->Has(ReferenceSpareSlot(job))) {
+    return;
+  }
+  RoleProgram program = Python("reference");
+  program.spare = "reference";
+  program.backend = job.backend->name;
+  KeepSpare(node, job, program, NextWarmFolder(node, job), ReferenceSpareSlot(job));
 }
 
 // What a warm reference worker serves: the program and its definition (any change of either is
@@ -336,20 +343,10 @@ void StartSpare(const NodeContext& node, const WorkloadJob& job) {
   RoleProgram spare;
   spare.spare = "python";
   spare.backend = job.backend->name;
-  auto prepared = PrepareRoleWorker(
-      node, job, spare,
-      absl::StrCat(node.jobs_dir, "/spare/", job.backend->name, job.device_index, "_",
-                   started.fetch_add(1)));
-  if (!prepared.ok()) return;
-  auto session = WorkerSession::Start(prepared->launch);
-  if (!session.ok()) {
-    (void)RemoveTree(prepared->dir);
-    return;
-  }
-  auto kept = std::make_unique<SpareWorkers::Spare>();
-  kept->worker = *std::move(prepared);
-  kept->session = *std::move(session);
-  node.spares->Put(SlotOf(job), std::move(kept));
+  KeepSpare(node, job, spare,
+            absl::StrCat(node.jobs_dir, "/spare/", job.backend->name, job.device_index, "_",
+                         started.fetch_add(1)),
+            SlotOf(job));
 }
 
 CandidateWorker StartCandidate(const NodeContext& node, const WorkloadJob& job,

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "harness/common/files.h"
-#include "harness/definitions/builtins.h"
 #include "tests/unit/python/python_test_support.h"
 #include "tests/unit/server/test_node.h"
 
@@ -17,12 +16,7 @@ namespace kiln::testing {
 namespace {
 
 v1::Run Submit(TestNode& node, const v1::Solution& s, int64_t n = 4096) {
-  EvaluateOutcome out = Evaluate(node.stub(), VectorAddRequest(s, n));
-  INFO(out.status.error_message());
-  REQUIRE(out.status.ok());
-  v1::Run run = out.run();
-  REQUIRE(run.traces_size() == 1);
-  return run;
+  return EvaluatedRun(node, VectorAddRequest(s, n));
 }
 
 TEST_CASE("a destination-passing torch solution PASSES and its trace names the runtime") {
@@ -43,16 +37,23 @@ def run(a, b, c):
   CHECK_THAT(libs.at("python"), Catch::Contains("torch"));
 }
 
-// Prints when its interpreter started (wall clock, from the process's age in /proc), at import.
-constexpr char kStartReporter[] = R"py(import os, time
-import torch
+// Python that prints "kiln-test WHAT started MS" at import: when its interpreter started (wall
+// clock in ms, from the process's age in /proc).
+std::string StartReporter(const std::string& what) {
+  return absl::StrCat(R"py(import os, time
 
 def _started():
     ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
     uptime = float(open("/proc/uptime").read().split()[0])
     return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
-print(f"kiln-test started {_started() * 1000:.0f}", flush=True)
+print(f"kiln-test )py",
+                      what, R"py(started {_started() * 1000:.0f}", flush=True)
+)py");
+}
+
+const std::string kStartReporter = StartReporter("") + R"py(
+import torch
 
 def run(a, b, c):
     torch.add(a, b, out=c)
@@ -104,16 +105,6 @@ class Model(torch.nn.Module):
 )py");
 }
 
-// Reports when its interpreter started (from the process's age in /proc), at import.
-constexpr char kReferenceStartReporter[] = R"py(import os, time
-
-def _started():
-    ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
-    uptime = float(open("/proc/uptime").read().split()[0])
-    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
-
-print(f"kiln-test reference started {_started() * 1000:.0f}", flush=True)
-)py";
 
 // The start time a warm reference worker's log under the node's jobs/warm reports (ms since
 // the epoch), and that log.
@@ -135,24 +126,18 @@ std::pair<double, std::string> ReferenceStart(TestNode& node) {
 // `reference` (no native reference: on the host backend one would be preferred).
 void PutPythonOnlyVectorAdd(TestNode& node, const std::string& name,
                             const std::string& reference) {
-  auto builtins = LoadBuiltinDefinitions();
-  REQUIRE(builtins.ok());
-  v1::PutDefinitionRequest put;
-  for (const BuiltinDefinition& b : *builtins) {
-    if (b.definition.name() == "vector_add_f32") *put.mutable_definition() = b.definition;
-  }
-  put.mutable_definition()->set_name(name);
-  put.mutable_definition()->set_reference(reference);
-  put.mutable_definition()->clear_native_reference();
-  v1::KernelBenchProblem* problem = put.mutable_definition()->mutable_kernelbench();
+  v1::Definition def = BuiltinCopy("vector_add_f32");
+  REQUIRE(!def.name().empty());
+  def.set_name(name);
+  def.set_reference(reference);
+  def.clear_native_reference();
+  v1::KernelBenchProblem* problem = def.mutable_kernelbench();
   problem->set_level(1);
   problem->set_problem_id(1);
   problem->set_problem_name(name);
   problem->set_file("level1/1_" + name + ".py");
   problem->set_inputs_source(kAddInputs);
-  grpc::ClientContext ctx;
-  v1::PutDefinitionResponse response;
-  grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
+  grpc::Status status = PutDefinition(node.stub(), def);
   INFO(status.error_message());
   REQUIRE(status.ok());
 }
@@ -171,13 +156,9 @@ class ModelNew(torch.nn.Module):
   v1::EvaluateRequest request = VectorAddRequest(solution);
   request.set_definition(definition);
   request.mutable_solution()->set_definition(definition);
-  EvaluateOutcome out = Evaluate(node.stub(), request);
-  INFO(out.status.error_message());
-  REQUIRE(out.status.ok());
-  v1::Run run = out.run();
+  v1::Run run = EvaluatedRun(node, request);
   INFO(run.reason());
   REQUIRE(run.status() == v1::PASSED);
-  REQUIRE(run.traces_size() == 1);
   CHECK(run.traces(0).kiln().reference_source() == "python");
   return run;
 }
@@ -198,7 +179,7 @@ TEST_CASE("a Python reference no warm worker serves takes a runner started ahead
   options.spares_on_host = true;
   TestNode node(options);
   PutPythonOnlyVectorAdd(node, "vector_add_first", AddProblem(""));
-  PutPythonOnlyVectorAdd(node, "vector_add_started", AddProblem(kReferenceStartReporter));
+  PutPythonOnlyVectorAdd(node, "vector_add_started", AddProblem(StartReporter("reference ")));
   // Run A's reference starts a worker, and a spare beside it for the next new reference.
   SubmitTo(node, "vector_add_first", "py_first");
   CHECK(WarmLogs(node) == 2);

@@ -41,6 +41,16 @@ inline TestNode& PythonNode() {
   return *node;
 }
 
+// The run `request` made on `node`, whatever its verdict: the call succeeded, one trace.
+inline v1::Run EvaluatedRun(TestNode& node, const v1::EvaluateRequest& request) {
+  EvaluateOutcome out = Evaluate(node.stub(), request);
+  INFO(out.status.error_message());
+  REQUIRE(out.status.ok());
+  v1::Run run = out.run();
+  REQUIRE(run.traces_size() == 1);
+  return run;
+}
+
 // A Python solution of vector_add_f32 in kernel.py with entry `run`.
 inline v1::Solution PythonSolution(const std::string& name, const std::string& source,
                                    bool dps = true, const std::string& language = "python") {

@@ -155,23 +155,14 @@ TEST_CASE("baselines are validated at admission, naming the field") {
 
 TEST_CASE("a definition with only a Python reference is refused where torch cannot run it") {
   TestNode node;
-  auto builtins = LoadBuiltinDefinitions();
-  REQUIRE(builtins.ok());
-  v1::Definition def;
-  for (const BuiltinDefinition& b : *builtins) {
-    if (b.definition.name() == "vector_add_f32") def = b.definition;
-  }
+  v1::Definition def = testing::BuiltinCopy("vector_add_f32");
   REQUIRE(!def.name().empty());
   def.set_name("vector_add_python_only");
   def.clear_native_reference();
   def.set_reference("import torch\n\ndef run(a, b):\n    return a + b\n");
   {
-    grpc::ClientContext ctx;
-    v1::PutDefinitionRequest put;
-    *put.mutable_definition() = def;
-    put.set_allow_unevaluable(true);  // registered knowingly; its runs are still refused
-    v1::PutDefinitionResponse response;
-    grpc::Status status = node.stub().PutDefinition(&ctx, put, &response);
+    // Registered knowingly; its runs are still refused.
+    grpc::Status status = testing::PutDefinition(node.stub(), def, /*allow_unevaluable=*/true);
     INFO(status.error_message());
     REQUIRE(status.ok());
   }
@@ -296,18 +287,12 @@ TEST_CASE("the reference is timed once per workload and mode, then its timing is
 // Registers a copy of vector_add_f32 named `name` whose native reference has `source`.
 void PutVectorAddWithReference(v1::Harness::Stub& stub, const std::string& name,
                                const std::string& source) {
-  auto builtins = LoadBuiltinDefinitions();
-  REQUIRE(builtins.ok());
-  v1::PutDefinitionRequest put;
-  for (const BuiltinDefinition& b : *builtins) {
-    if (b.definition.name() == "vector_add_f32") *put.mutable_definition() = b.definition;
-  }
-  put.mutable_definition()->set_name(name);
-  put.mutable_definition()->mutable_native_reference()->set_definition(name);
-  put.mutable_definition()->mutable_native_reference()->mutable_sources(0)->set_content(source);
-  grpc::ClientContext ctx;
-  v1::PutDefinitionResponse response;
-  grpc::Status status = stub.PutDefinition(&ctx, put, &response);
+  v1::Definition def = testing::BuiltinCopy("vector_add_f32");
+  REQUIRE(!def.name().empty());
+  def.set_name(name);
+  def.mutable_native_reference()->set_definition(name);
+  def.mutable_native_reference()->mutable_sources(0)->set_content(source);
+  grpc::Status status = testing::PutDefinition(stub, def);
   INFO(status.error_message());
   REQUIRE(status.ok());
 }

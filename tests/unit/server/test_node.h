@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/common/files.h"
+#include "harness/definitions/builtins.h"
 #include "kiln/v1/harness.grpc.pb.h"
 #include "server/harness_server.h"
 
@@ -166,6 +167,28 @@ inline v1::EvaluateRequest VectorAddRequest(const v1::Solution& solution, int64_
   *r.add_workloads() = VectorAddWorkload(n, "test-n" + std::to_string(n));
   r.set_mode("kernelbench");
   return r;
+}
+
+// A copy of the built-in definition `name` (empty when there is none), to register changed.
+inline v1::Definition BuiltinCopy(const std::string& name) {
+  auto builtins = LoadBuiltinDefinitions();
+  if (builtins.ok()) {
+    for (const BuiltinDefinition& b : *builtins) {
+      if (b.definition.name() == name) return b.definition;
+    }
+  }
+  return v1::Definition();
+}
+
+// Registers `def`, without workloads.
+inline grpc::Status PutDefinition(v1::Harness::Stub& stub, const v1::Definition& def,
+                                  bool allow_unevaluable = false) {
+  grpc::ClientContext ctx;
+  v1::PutDefinitionRequest put;
+  *put.mutable_definition() = def;
+  put.set_allow_unevaluable(allow_unevaluable);
+  v1::PutDefinitionResponse response;
+  return stub.PutDefinition(&ctx, put, &response);
 }
 
 inline int64_t RunsArchived(v1::Harness::Stub& stub) {
