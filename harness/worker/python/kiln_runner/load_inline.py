@@ -9,6 +9,25 @@ from kiln_runner.extension_sources import _as_list, _binding, _flag_words, _sign
 from kiln_runner.frames import _calling_line
 
 
+def import_cpp_extension():
+    """torch.utils.cpp_extension, imported without a word: at import it says where it looks for
+    CUDA ("No CUDA runtime is found, ..."), which is not the solution's output (a check's log
+    must start with that). Importing it costs about a third of a second after torch; a runner
+    started ahead of need imports it then."""
+    import io
+    import logging
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            import torch.utils.cpp_extension as ext
+    finally:
+        logger.setLevel(level)
+    return ext
+
+
 class LoadInline:
     """kiln's torch.utils.cpp_extension.load_inline and load, installed before a solution is
     imported. Each takes exactly the arguments of the node's torch's own (read from its
@@ -57,19 +76,7 @@ class LoadInline:
         self.torch_fns = {}  # torch's own load_inline and load, whose signatures kiln's take
 
     def install(self):
-        # torch.utils.cpp_extension says at import where it looks for CUDA ("No CUDA runtime is
-        # found, ..."): not the solution's output, which the check's log must start with.
-        import io
-        import logging
-        logger = logging.getLogger("torch.utils.cpp_extension")
-        level = logger.level
-        logger.setLevel(logging.ERROR)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):
-                import torch.utils.cpp_extension as ext
-        finally:
-            logger.setLevel(level)
+        ext = import_cpp_extension()
         for which in ("load_inline", "load"):
             self.torch_fns[which] = getattr(ext, which)
         ext.load_inline = self.load_inline

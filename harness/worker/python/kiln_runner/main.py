@@ -4,6 +4,7 @@ import argparse
 import ctypes
 import os
 import sys
+import time
 import traceback
 
 from kiln_runner.abi import ENTRY, FILL, Refusal
@@ -11,10 +12,29 @@ from kiln_runner.check import check_solution
 from kiln_runner.frames import _solution_frame
 from kiln_runner.guard import Guard
 from kiln_runner.kernelbench import KernelBench, load_reference, load_reference_model
-from kiln_runner.load_inline import LoadInline
+from kiln_runner.load_inline import LoadInline, import_cpp_extension
 from kiln_runner.own_work import OwnWork
 from kiln_runner.runner import Runner
 from kiln_runner.solution import _serve_load_inline, _writable_package, load_solution
+
+
+def _import_ahead(triton, say=None):
+    """What a runner started ahead of need imports before it knows its solution: torch,
+    torch.utils.cpp_extension (which kiln's load_inline takes the place of, in every check and
+    every candidate) and triton. A failure is left for the solution's own import to report;
+    `say` names the warm-up in the log when torch cannot be imported."""
+    try:
+        import torch  # noqa: F401
+        import_cpp_extension()
+    except Exception as e:
+        if say:
+            print(f"kiln python runner: {say}: {e!r}", file=sys.stderr, flush=True)
+        return
+    if triton:
+        try:
+            import triton  # noqa: F401
+        except Exception:
+            pass
 
 
 def main():
@@ -66,11 +86,7 @@ def main():
     if opts.check:
         if opts.args_fd >= 0:
             # What solutions import, before the solution is known; then the solution.
-            for module in ("torch", "triton"):
-                try:
-                    __import__(module)
-                except Exception:
-                    pass
+            _import_ahead(triton=True)
             with os.fdopen(opts.args_fd, "rb") as f:
                 given = f.read()
             if not given:
@@ -104,14 +120,7 @@ def main():
         # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
         # every Python candidate imports, then "ready"; the solution and the device's context
         # come with the first request.
-        try:
-            import torch  # noqa: F401
-            try:
-                import triton  # noqa: F401
-            except Exception:
-                pass
-        except Exception as e:
-            print(f"kiln python runner: spare warm-up: {e!r}", file=sys.stderr, flush=True)
+        _import_ahead(triton=True, say="spare warm-up")
         sys.stderr.flush()
         core.kiln_runner_ready()
     elif opts.warm:
@@ -125,6 +134,13 @@ def main():
         core.kiln_runner_ready()
     if core.kiln_runner_read_request() != 0:
         return 2
+    # Where the first request's time goes before the core serves it (the log's first line on
+    # the solution says it): milliseconds since the request, per step.
+    requested = time.monotonic()
+    marks = []
+
+    def mark(step):
+        marks.append(f"{step} +{(time.monotonic() - requested) * 1000:.0f} ms")
     if opts.spare:
         opts.solution = core.kiln_runner_artifact_path().decode("utf-8")
         opts.entry = core.kiln_runner_symbol().decode("utf-8")
@@ -139,6 +155,7 @@ def main():
         import torch
     except Exception as e:
         return fail(f"the Python runner cannot import torch: {e!r}")
+    mark("torch")
     backend = core.kiln_runner_backend().decode()
     candidate = opts.solution is not None
     try:
@@ -152,6 +169,7 @@ def main():
             device = torch.device("cpu")
         else:
             return fail(f"the Python runner does not drive backend '{backend}'")
+        mark("device")
         # The guard captures what it watches before the candidate is imported.
         guard = None
         solution_fn = None
@@ -165,6 +183,7 @@ def main():
                 solution_fn = load_solution(opts.solution, opts.entry)
             finally:
                 LoadInline.importing = False
+            mark("solution imported")
     except Exception as e:
         text = traceback.format_exc()
         print(text, file=sys.stderr)
@@ -231,8 +250,12 @@ def main():
                 print(text, file=sys.stderr)
                 subject = "the solution" if candidate else "the definition's reference"
                 return fail(f"{subject} cannot be loaded: " + text.strip().splitlines()[-1])
+            if loaded is None:
+                mark("built")
             print(f"kiln python runner: torch {torch.__version__}, {what}, definition "
-                  f"{definition.get('name')}, device {device}", file=sys.stderr, flush=True)
+                  f"{definition.get('name')}, device {device}"
+                  + (f" (after its request: {', '.join(marks)})" if loaded is None else ""),
+                  file=sys.stderr, flush=True)
             style = opts.style if candidate and kernelbench is None else "value"
             runner = Runner(torch, definition, fn, device, style, note_failure, guard)
             if candidate and (kernelbench is not None
