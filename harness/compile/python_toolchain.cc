@@ -1,8 +1,6 @@
 #include "harness/compile/python_toolchain.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,31 +89,6 @@ std::string LaunchKey(const PythonInterpreter& python) {
                       "|", absl::StrJoin(python.readable_paths, ":"));
 }
 
-// Writes all of `text` to `fd`; false when the reader is gone. SIGPIPE is kept pending on this
-// thread while it writes, then consumed: a spare that has ended must not end the harness.
-bool WriteAllNoSigpipe(int fd, const std::string& text) {
-  sigset_t pipe_set, old_set;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  size_t sent = 0;
-  bool ok = true;
-  while (sent < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + sent, text.size() - sent);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    sent += static_cast<size_t>(n);
-  }
-  timespec zero{};
-  while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
-  }
-  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  return ok;
-}
-
 class PythonToolchain final : public Toolchain {
  public:
   PythonToolchain(PythonInterpreterFn interpreter, DefinitionLookup definitions, double timeout_s,
@@ -178,16 +151,20 @@ class PythonToolchain final : public Toolchain {
   // The check's process, but for what names the solution: the runner in --check mode, its
   // environment, limits and sandbox, working in `work_dir`.
   ProcessOptions CheckOptions(const PythonInterpreter& python, const std::string& work_dir) const;
+  // What names the solution to the check, by the runner's option names ("entry", "arity",
+  // "arity_note"; "solution", the package's folder, is added where it lies): options on a fresh
+  // check's command line, a JSON object on a spare's fd 3.
+  std::vector<std::pair<std::string, std::string>> SolutionArguments(
+      const v1::Solution& solution) const;
   // A spare started with `python`, or null; discards spares of another interpreter.
   std::unique_ptr<CheckSpare> TakeSpare(const PythonInterpreter& python);
   // Starts spares in folders under `staging_root` until spares_ are kept or starting.
   void FillSpares(const PythonInterpreter& python, const std::string& staging_root);
-  // The check of the package laid out under `root` by `spare`: the solution's arguments sent
-  // on its fd 3, then its exit awaited; nullopt when the spare had ended before taking them.
-  std::optional<ProcessResult> CheckWithSpare(CheckSpare& spare, const std::string& root,
-                                              const std::string& entry,
-                                              const absl::StatusOr<int>& arity, bool dps,
-                                              const std::atomic<bool>* cancel);
+  // The check by `spare` of the package `arguments` name: the arguments sent on its fd 3, then
+  // its exit awaited; nullopt when the spare had ended before taking them.
+  std::optional<ProcessResult> CheckWithSpare(
+      CheckSpare& spare, const std::vector<std::pair<std::string, std::string>>& arguments,
+      const std::atomic<bool>* cancel);
 
   PythonInterpreterFn interpreter_;
   DefinitionLookup definitions_;
@@ -233,6 +210,19 @@ ProcessOptions PythonToolchain::CheckOptions(const PythonInterpreter& python,
                                      kMaxCheckMemoryBytes);
   }
   return opts;
+}
+
+std::vector<std::pair<std::string, std::string>> PythonToolchain::SolutionArguments(
+    const v1::Solution& solution) const {
+  std::vector<std::pair<std::string, std::string>> args = {
+      {"entry", solution.spec().entry_point()}};
+  if (absl::StatusOr<int> arity = Arity(solution); arity.ok()) {
+    args.emplace_back("arity", absl::StrCat(*arity));
+    args.emplace_back("arity_note", DestinationPassing(solution)
+                                        ? "inputs then outputs: destination_passing_style is true"
+                                        : "the inputs: destination_passing_style is false");
+  }
+  return args;
 }
 
 std::unique_ptr<CheckSpare> PythonToolchain::TakeSpare(const PythonInterpreter& python) {
@@ -288,17 +278,14 @@ void PythonToolchain::FillSpares(const PythonInterpreter& python,
 }
 
 std::optional<ProcessResult> PythonToolchain::CheckWithSpare(
-    CheckSpare& spare, const std::string& root, const std::string& entry,
-    const absl::StatusOr<int>& arity, bool dps, const std::atomic<bool>* cancel) {
-  nlohmann::json args = {{"solution", root}, {"entry", entry}};
-  if (arity.ok()) {
-    args["arity"] = *arity;
-    args["arity_note"] = dps ? "inputs then outputs: destination_passing_style is true"
-                             : "the inputs: destination_passing_style is false";
-  }
+    CheckSpare& spare, const std::vector<std::pair<std::string, std::string>>& arguments,
+    const std::atomic<bool>* cancel) {
+  nlohmann::json args = nlohmann::json::object();
+  for (const auto& [name, value] : arguments) args[name] = value;
+  const std::string text = args.dump();
   // The limit counts from here, as a check started now would.
   spare.process->RestartClock();
-  const bool sent = WriteAllNoSigpipe(spare.args_fd, args.dump());
+  const bool sent = WriteAllToPipe(spare.args_fd, text.data(), text.size());
   ::close(spare.args_fd);
   spare.args_fd = -1;
   ProcessResult run = spare.process->Wait(cancel);
@@ -334,35 +321,26 @@ absl::StatusOr<CompileOutput> PythonToolchain::Compile(const v1::Solution& solut
   if (!std::filesystem::exists(package + "/__init__.py", ec)) {
     if (absl::Status s = WriteFile(package + "/__init__.py", ""); !s.ok()) return s;
   }
-  const bool dps = DestinationPassing(solution);
-  const absl::StatusOr<int> arity = Arity(solution);
+  std::vector<std::pair<std::string, std::string>> arguments = SolutionArguments(solution);
   if (spare != nullptr) {
-    std::optional<ProcessResult> run =
-        CheckWithSpare(*spare, std::filesystem::absolute(root).string(),
-                       solution.spec().entry_point(), arity, dps, cancel);
-    if (run.has_value()) {
-      if (::rename(root.c_str(), output_path.c_str()) != 0) {
-        return absl::InternalError(absl::StrCat("cannot move the checked package to ",
-                                                output_path, ": ", std::strerror(errno)));
-      }
-      return CompileOutcome(*std::move(run), output_path, "the Python check");
-    }
-    // The spare had ended: its package moves over and a fresh check runs on it.
+    arguments.emplace_back("solution", std::filesystem::absolute(root).string());
+    std::optional<ProcessResult> run = CheckWithSpare(*spare, arguments, cancel);
+    arguments.pop_back();
+    // The package moves to the build's output, checked; or, when the spare had ended before
+    // taking it, to be checked there afresh.
     if (::rename(root.c_str(), output_path.c_str()) != 0) {
       return absl::InternalError(absl::StrCat("cannot move the package to ", output_path, ": ",
                                               std::strerror(errno)));
     }
+    if (run.has_value()) return CompileOutcome(*std::move(run), output_path, "the Python check");
   }
-
+  arguments.emplace_back("solution", std::filesystem::absolute(output_path).string());
   ProcessOptions opts = CheckOptions(*python, work_dir);
-  opts.argv.insert(opts.argv.end(), {"--solution", std::filesystem::absolute(output_path).string(),
-                                     "--entry", solution.spec().entry_point()});
-  if (arity.ok()) {
-    opts.argv.push_back("--arity");
-    opts.argv.push_back(absl::StrCat(*arity));
-    opts.argv.push_back("--arity-note");
-    opts.argv.push_back(dps ? "inputs then outputs: destination_passing_style is true"
-                            : "the inputs: destination_passing_style is false");
+  for (const auto& [name, value] : arguments) {
+    std::string option = absl::StrCat("--", name);
+    std::replace(option.begin(), option.end(), '_', '-');
+    opts.argv.push_back(option);
+    opts.argv.push_back(value);
   }
   absl::StatusOr<ProcessResult> run = RunProcess(opts, cancel);
   if (!run.ok()) return run.status();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -295,6 +296,32 @@ absl::StatusOr<Process> Process::Start(const ProcessOptions& opts) {
 }
 
 void Process::RestartClock() { start_s_ = NowSeconds(); }
+
+bool WriteAllToPipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_set, old_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  bool ok = true;
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      if (errno == EPIPE && !was_pending) {
+        timespec zero{};
+        sigtimedwait(&pipe_set, nullptr, &zero);  // consume our own SIGPIPE
+      }
+      break;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  return ok;
+}
 
 Process::Process(Process&& other) noexcept { *this = std::move(other); }
 

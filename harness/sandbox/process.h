@@ -89,6 +89,10 @@ class Process {
 // ProcessOptions.env is empty).
 std::vector<std::string> ParentEnvironment();
 
+// Writes all of `data` to a blocking fd (a child's pipe) with SIGPIPE held back on this thread,
+// so that a child that has gone is a false return (EPIPE) rather than the death of the writer.
+bool WriteAllToPipe(int fd, const char* data, size_t size);
+
 // Start + Wait.
 absl::StatusOr<ProcessResult> RunProcess(const ProcessOptions& opts,
                                          const std::atomic<bool>* cancel = nullptr);

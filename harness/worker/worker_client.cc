@@ -71,33 +71,6 @@ uint32_t GetLe32(const char in[4]) {
   return v;
 }
 
-// Writes all of `data` to a blocking fd with SIGPIPE held back, so a vanished reader is an
-// EPIPE error rather than the death of the writer.
-bool WriteAll(int fd, const char* data, size_t size) {
-  sigset_t pipe_set, old_set, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  bool ok = true;
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      if (errno == EPIPE && !was_pending) {
-        timespec zero{};
-        sigtimedwait(&pipe_set, nullptr, &zero);  // consume our own SIGPIPE
-      }
-      break;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  return ok;
-}
 
 bool ReadAll(int fd, char* data, size_t size) {
   while (size > 0) {
@@ -165,7 +138,7 @@ bool AppendFramed(const google::protobuf::MessageLite& msg, std::string* out) {
 bool WriteFramed(int fd, const google::protobuf::MessageLite& msg) {
   std::string frame;
   if (!AppendFramed(msg, &frame)) return false;
-  return WriteAll(fd, frame.data(), frame.size());
+  return WriteAllToPipe(fd, frame.data(), frame.size());
 }
 
 bool ReadFramed(int fd, google::protobuf::MessageLite* msg, uint32_t max_bytes) {

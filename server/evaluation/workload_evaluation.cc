@@ -110,13 +110,6 @@ std::string NextWarmFolder(const NodeContext& node, const WorkloadJob& job) {
                       started.fetch_add(1));
 }
 
-// A Python reference runner for the job's slot started ahead of need, when there is none: the
-// interpreter started and torch imported on the CPU (no GPU work before its first request), so
-// that the next Python reference no warm worker serves yet (a definition new to this node, or
-// one evicted from the warm pool: every problem of a KernelBench suite) skips that start. It
-// runs only operator-registered code, as every reference worker, and serves whichever
-// definition's reference takes it, from then on as that reference's warm worker. Its launch is
-// a reference worker's of the slot: the same program, sandbox and device.
 // Starts `program` (its spare kind and backend set) in `folder` on the job's slot and keeps it
 // under `key`; nothing when it cannot start (the next taker starts its own).
 void KeepSpare(const NodeContext& node, const WorkloadJob& job, const RoleProgram& program,
@@ -134,6 +127,13 @@ void KeepSpare(const NodeContext& node, const WorkloadJob& job, const RoleProgra
   node.spares->Put(key, std::move(kept));
 }
 
+// A Python reference runner for the job's slot started ahead of need, when there is none: the
+// interpreter started and torch imported on the CPU (no GPU work before its first request), so
+// that the next Python reference no warm worker serves yet (a definition new to this node, or
+// one evicted from the warm pool: every problem of a KernelBench suite) skips that start. It
+// runs only operator-registered code, as every reference worker, and serves whichever
+// definition's reference takes it, from then on as that reference's warm worker. Its launch is
+// a reference worker's of the slot: the same program, sandbox and device.
 void StartReferenceSpare(const NodeContext& node, const WorkloadJob& job) {
   if (!KeepsSpares(node, job) || job.reference_source != kPythonReference ||
       node.spares->Has(ReferenceSpareSlot(job))) {

@@ -18,23 +18,27 @@ from kiln_runner.runner import Runner
 from kiln_runner.solution import _serve_load_inline, _writable_package, load_solution
 
 
-def _import_ahead(triton, say=None):
-    """What a runner started ahead of need imports before it knows its solution: torch,
-    torch.utils.cpp_extension (which kiln's load_inline takes the place of, in every check and
-    every candidate) and triton. A failure is left for the solution's own import to report;
-    `say` names the warm-up in the log when torch cannot be imported."""
+def _import_ahead(solutions, say=None):
+    """What a runner started ahead of need imports before it knows what it runs: torch and, for
+    solutions (checks and candidates), torch.utils.cpp_extension (which kiln's load_inline takes
+    the place of) and triton. A failure is left for the first request to report. With `say` (a
+    runner whose log is its own, not a check's) the log says which it was."""
     try:
-        import torch  # noqa: F401
-        import_cpp_extension()
+        import torch
+        if solutions:
+            import_cpp_extension()
     except Exception as e:
         if say:
             print(f"kiln python runner: {say}: {e!r}", file=sys.stderr, flush=True)
         return
-    if triton:
+    if solutions:
         try:
             import triton  # noqa: F401
         except Exception:
             pass
+    if say:
+        print(f"kiln python runner: {say}: torch {torch.__version__} imported ahead of need",
+              file=sys.stderr, flush=True)
 
 
 def main():
@@ -86,7 +90,7 @@ def main():
     if opts.check:
         if opts.args_fd >= 0:
             # What solutions import, before the solution is known; then the solution.
-            _import_ahead(triton=True)
+            _import_ahead(solutions=True)
             with os.fdopen(opts.args_fd, "rb") as f:
                 given = f.read()
             if not given:
@@ -120,17 +124,12 @@ def main():
         # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
         # every Python candidate imports, then "ready"; the solution and the device's context
         # come with the first request.
-        _import_ahead(triton=True, say="spare warm-up")
+        _import_ahead(solutions=True, say="spare warm-up")
         sys.stderr.flush()
         core.kiln_runner_ready()
     elif opts.warm:
         # Ahead of need, on the CPU only, like a spare: the import every reference starts with.
-        try:
-            import torch  # noqa: F401
-            print(f"kiln python runner: torch {torch.__version__} imported ahead of need",
-                  file=sys.stderr, flush=True)
-        except Exception as e:
-            print(f"kiln python runner: warm-up: {e!r}", file=sys.stderr, flush=True)
+        _import_ahead(solutions=False, say="warm-up")
         core.kiln_runner_ready()
     if core.kiln_runner_read_request() != 0:
         return 2
