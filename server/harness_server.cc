@@ -41,6 +41,7 @@
 #include "server/evaluation/admission.h"
 #include "server/evaluation/reference_timing_cache.h"
 #include "server/evaluation/run_progress_board.h"
+#include "server/evaluation/scratch_space.h"
 #include "server/evaluation/scheduler.h"
 #include "server/evaluation/spare_workers.h"
 #include "server/evaluation/warm_workers.h"
@@ -208,6 +209,15 @@ class HarnessServerImpl final : public HarnessServer {
   void StartPythonProbe();
 
   HarnessOptions options_;
+  // The RAM-backed job folder (--scratch-dir), removed once everything that wrote there is gone:
+  // declared first, destroyed last.
+  struct RemovedOnExit {
+    std::string dir;
+    ~RemovedOnExit() {
+      if (!dir.empty()) (void)RemoveTree(dir);
+    }
+  } scratch_folder_;
+  std::unique_ptr<ScratchSpace> scratch_;
   std::vector<NodeBackend> backends_;
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<Compiler> compiler_;
@@ -218,6 +228,7 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<SpareWorkers> spares_;  // the same
   RunProgressBoard progress_;              // the same
   std::set<std::string> builtin_names_;
+  std::string fast_jobs_dir_;  // PrepareDataDir's RAM-backed job folder ("" : none)
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<PrincipalQuota> quota_;      // outlives the runs holding its slots
@@ -246,6 +257,12 @@ absl::Status HarnessServerImpl::PrepareDataDir() {
   // Job folders left by a previous process belong to runs now marked INTERRUPTED.
   if (absl::Status s = RemoveTree(node_.jobs_dir); !s.ok()) return s;
   if (absl::Status s = MakeDirs(node_.jobs_dir, 0700); !s.ok()) return s;
+  std::string note;
+  auto fast = PrepareScratchDir(options_.scratch_dir, dir, &note);
+  if (!fast.ok()) return fast.status();
+  scratch_folder_.dir = fast->empty() ? "" : std::filesystem::path(*fast).parent_path().string();
+  LogLine(options_.quiet, note);
+  fast_jobs_dir_ = *std::move(fast);
   return MakeDirs(node_.blob_root);
 }
 
@@ -322,6 +339,16 @@ absl::Status HarnessServerImpl::OpenSandbox() {
   node_.worker_memory_bytes = options_.worker_memory_mb > 0
                                   ? options_.worker_memory_mb << 20
                                   : DefaultWorkerMemoryBytes();
+  // Outputs written to a tmpfs count against the writer's memory where the sandbox caps it.
+  ScratchSpace::FreeBytesFn free_bytes;
+  if (options_.scratch_limit_bytes >= 0) {
+    free_bytes = [limit = options_.scratch_limit_bytes] { return limit; };
+  }
+  scratch_ = std::make_unique<ScratchSpace>(
+      fast_jobs_dir_, node_.jobs_dir,
+      node_.sandbox->LimitsMemory() ? node_.worker_memory_bytes : 0, std::move(free_bytes));
+  node_.scratch = scratch_.get();
+  node_.jobs_dir = scratch_->jobs_dir();
   return absl::OkStatus();
 }
 

@@ -18,6 +18,11 @@ namespace kiln {
 struct HarnessOptions {
   std::string listen = "127.0.0.1:50051";  // HOST:PORT; port 0 picks a free one
   std::string data_dir;                    // archive, compile cache, job folders
+  // Where workers' folders (and the outputs they write for the judge) live: "auto" (/dev/shm
+  // when it is a tmpfs), "" (the data dir) or a folder (server/evaluation/scratch_space.h).
+  std::string scratch_dir;
+  // Tests only: the bytes the scratch folder is taken to have free (-1: measured).
+  int64_t scratch_limit_bytes = -1;
   std::string backend = "auto";            // auto | host | cuda | level_zero
   std::string gpus = "all";                // CUDA devices served: all | "0,2,5" (--gpus)
   std::string default_mode = "official";   // official | kernelbench | robust

@@ -45,6 +45,10 @@ ABSL_FLAG(bool, warm_references, true,
 ABSL_FLAG(bool, python_spares, true,
           "keep Python runners per GPU started ahead of need (torch imported): one for the next "
           "Python/Triton candidate, one for the next Python reference no warm worker serves");
+ABSL_FLAG(std::string, scratch_dir, "auto",
+          "where workers' folders, and the outputs they write for the judge, live: auto "
+          "(/dev/shm when it is a tmpfs), a folder, or empty (the data dir); a run whose "
+          "outputs do not fit in half the free memory uses the data dir");
 ABSL_FLAG(bool, check_references, true,
           "run a new definition's native reference once when it is added, flagging it when "
           "all-zero or constant output would pass");
@@ -91,6 +95,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.check_references = absl::GetFlag(FLAGS_check_references);
   o.warm_references = absl::GetFlag(FLAGS_warm_references);
   o.python_spares = absl::GetFlag(FLAGS_python_spares);
+  o.scratch_dir = absl::GetFlag(FLAGS_scratch_dir);
   kiln::ApplyAccessFlags(&o);
   kiln::ApplySandboxFlags(&o);
   return o;

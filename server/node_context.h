@@ -20,6 +20,7 @@
 namespace kiln {
 
 class RunProgressBoard;
+class ScratchSpace;
 class SpareWorkers;
 class WarmWorkers;
 
@@ -28,7 +29,11 @@ struct NodeContext {
   Compiler* compiler = nullptr;
   ReferenceTimingCache* reference_timings = nullptr;
   PeakBandwidthCache* peak_bandwidth = nullptr;  // null: no speed-of-light floor is applied
-  std::string jobs_dir;                          // <data dir>/jobs: one folder per running run
+  // One folder per running run, and the warm and spare workers' folders: the RAM-backed
+  // scratch folder when the node has one, else <data dir>/jobs.
+  std::string jobs_dir;
+  // Decides whether a run's outputs fit in the RAM-backed folder (null: tests; jobs_dir only).
+  ScratchSpace* scratch = nullptr;
   std::string blob_root;      // where relative safetensors paths of workloads resolve
   std::string worker_path;    // kiln-worker
   std::string server_secret;  // mixed into every input seed

@@ -3,6 +3,7 @@
 #include "harness/model/validate.h"
 
 #include <array>
+#include <initializer_list>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -321,11 +322,16 @@ double WorkloadBytesApprox(const v1::Definition& def, const v1::Workload& w) {
   return total;
 }
 
-absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w) {
+namespace {
+
+// Bytes of the tensors of `lists` for workload `w`, saturating at kMaxInt64.
+absl::StatusOr<int64_t> TensorBytes(
+    const v1::Definition& def, const v1::Workload& w,
+    std::initializer_list<const google::protobuf::RepeatedPtrField<v1::TensorSpec>*> lists) {
   // DTypeStorageBytes multiplies by the bit width; beyond this many elements it would overflow.
   constexpr int64_t kMaxExactElements = kMaxInt64 / 64;
   int64_t total = 0;
-  for (const auto* list : {&def.inputs(), &def.outputs()}) {
+  for (const auto* list : lists) {
     for (const v1::TensorSpec& t : *list) {
       absl::StatusOr<std::vector<int64_t>> shape = ResolveShape(def, t, w);
       if (!shape.ok()) return shape.status();
@@ -335,6 +341,16 @@ absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workl
     }
   }
   return total;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w) {
+  return TensorBytes(def, w, {&def.inputs(), &def.outputs()});
+}
+
+absl::StatusOr<int64_t> OutputBytes(const v1::Definition& def, const v1::Workload& w) {
+  return TensorBytes(def, w, {&def.outputs()});
 }
 
 }  // namespace kiln

@@ -46,6 +46,8 @@ absl::StatusOr<std::vector<int64_t>> ResolveShape(const v1::Definition& def,
 int64_t NumElements(const std::vector<int64_t>& shape);
 // Total bytes of all inputs and outputs of the workload.
 absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w);
+// Total bytes of its outputs alone.
+absl::StatusOr<int64_t> OutputBytes(const v1::Definition& def, const v1::Workload& w);
 // The same in floating point, never saturating: the figure an error message gives.
 double WorkloadBytesApprox(const v1::Definition& def, const v1::Workload& w);
 

@@ -55,6 +55,10 @@ class Sandbox {
                                                                const SandboxProbe& probe);
 
   bool enabled() const { return enabled_; }
+  // Whether each worker's memory is capped (a cgroup per worker).
+  bool LimitsMemory() const {
+    return enabled_ && probe_.cgroups != nullptr && probe_.cgroups->available();
+  }
   // One line for the start log: "sandbox: bwrap (...), seccomp, cgroup v2 at ..." or
   // "sandbox: NONE (...): candidates run unconfined". Names every degradation.
   std::string Describe() const { return description_; }

@@ -1,6 +1,10 @@
 #include "harness/worker/tensor_set.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -251,6 +255,39 @@ absl::StatusOr<const void*> TensorSet::HostView(const Slot& slot) {
   return static_cast<const void*>(staging_.data());
 }
 
+absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const Slot& slot) {
+  constexpr int64_t kChunkBytes = int64_t{64} << 20;
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  const int64_t chunk = std::min(kChunkBytes, slot.bytes);
+  if (static_cast<int64_t>(chunk_.size()) < chunk) chunk_.resize(static_cast<size_t>(chunk));
+  absl::Status status;
+  for (int64_t at = 0; at < slot.bytes && status.ok(); at += chunk) {
+    const int64_t n = std::min(chunk, slot.bytes - at);
+    status = device_.CopyToHost(chunk_.data(), static_cast<const char*>(Data(slot)) + at, n);
+    for (int64_t written = 0; status.ok() && written < n;) {
+      const ssize_t w = ::write(fd, chunk_.data() + written, static_cast<size_t>(n - written));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        status = absl::InternalError(
+            absl::StrCat("cannot write ", tmp, ": ", w < 0 ? std::strerror(errno) : "no space"));
+        break;
+      }
+      written += w;
+    }
+  }
+  ::close(fd);
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = absl::InternalError(
+        absl::StrCat("cannot rename to ", path, ": ", std::strerror(errno)));
+  }
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
+}
+
 absl::StatusOr<std::vector<uint64_t>> TensorSet::InputChecksums() {
   return Checksums(0, num_inputs_);
 }
@@ -469,13 +506,13 @@ absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::Tria
   record->clear_outputs();
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     const Slot& slot = *slots_[i];
-    absl::StatusOr<const void*> view = HostView(slot);
-    if (!view.ok()) return view.status();
     std::string path = prefix == "t" ? WorkerOutputPath(dir, trial, slot.spec.name())
                                      : absl::StrCat(dir.empty() ? "." : dir, "/", prefix, trial,
                                                     "_", slot.spec.name(), ".bin");
-    absl::Status s = WriteFile(
-        path, std::string_view(static_cast<const char*>(*view), static_cast<size_t>(slot.bytes)));
+    absl::Status s =
+        slot.host ? WriteFile(path, std::string_view(static_cast<const char*>(Data(slot)),
+                                                     static_cast<size_t>(slot.bytes)))
+                  : WriteDeviceOutput(path, slot);
     if (!s.ok()) return s;
     v1::OutputTensor* out = record->add_outputs();
     out->set_name(slot.spec.name());

@@ -130,6 +130,10 @@ class TensorSet {
                             const std::string& blob_root, std::vector<uint8_t>& out);
   // The slot's bytes readable from the host (copied into staging_ for device memory).
   absl::StatusOr<const void*> HostView(const Slot& slot);
+  // Writes a device slot's bytes to `path` (through path.tmp.PID, renamed once complete), copied
+  // from the device a chunk at a time through chunk_: no copy of the whole output in the
+  // worker's memory (6 GiB for some KernelBench problems) and no pass zeroing one.
+  absl::Status WriteDeviceOutput(const std::string& path, const Slot& slot);
   void* Data(const Slot& slot) const;
   void RebuildArgs();
 
@@ -138,6 +142,7 @@ class TensorSet {
   std::vector<std::unique_ptr<Slot>> slots_;  // inputs, then outputs; stable addresses
   std::vector<kiln_tensor> args_;
   std::vector<uint8_t> staging_;
+  std::vector<uint8_t> chunk_;  // WriteDeviceOutput's, reused
   bool device_checksums_ = true;  // until the device says it cannot
   // QueueInputCheck's checksums: those known (host-side, or all where the device cannot
   // queue), and where the device's queued values go.

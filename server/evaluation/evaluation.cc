@@ -1,5 +1,6 @@
 #include "server/evaluation/evaluation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -15,12 +16,15 @@
 #include "harness/compile/vendor_library_policy.h"
 #include "harness/model/json_interop.h"
 #include "harness/model/samples_artifact.h"
+#include "harness/model/validate.h"
+#include "harness/timing/protocol.h"
 #include "harness/verify/integrity_policy.h"
 #include "server/deadline_flag.h"
 #include "server/evaluation/baseline_program.h"
 #include "server/evaluation/profile_run.h"
 #include "server/evaluation/role_run.h"
 #include "server/evaluation/run_progress_board.h"
+#include "server/evaluation/scratch_space.h"
 #include "server/evaluation/workload_evaluation.h"
 #include "server/log_line.h"
 
@@ -245,14 +249,31 @@ void Evaluation::RunOnDevice(int device_slot) {
            {{"run_id", run_id()},
             {"backend", backend.name},
             {"device", DeviceHardwareLabel(backend, device_slot)}});
-  const std::string run_dir = absl::StrCat(node_.jobs_dir, "/", run_id());
+  // The run's workers write their outputs in the RAM-backed job folder when they fit there;
+  // else in the data dir's, by workers of the run's own (warm and spare workers live in the
+  // RAM-backed folder).
+  NodeContext node = node_;
+  int64_t per_worker_bytes = 0;
+  const int64_t output_bytes = OutputFileBytes(&per_worker_bytes);
+  bool scratch_reserved = false;
+  if (node_.scratch != nullptr && node_.scratch->has_fast_dir()) {
+    std::string why;
+    scratch_reserved = node_.scratch->Reserve(output_bytes, per_worker_bytes, &why);
+    if (!scratch_reserved) {
+      node.jobs_dir = node_.scratch->disk_dir();
+      node.warm = nullptr;
+      node.spares = nullptr;
+      LogEvent(node_.quiet, "outputs_in_data_dir", {{"run_id", run_id()}, {"why", why}});
+    }
+  }
+  const std::string run_dir = absl::StrCat(node.jobs_dir, "/", run_id());
   std::vector<WorkloadJob> jobs;
   for (int i = 0; i < static_cast<int>(traces_.size()); ++i) {
     if (traces_[i].has_value()) continue;
     jobs.push_back(JobFor(i, device_slot, absl::StrCat(run_dir, "/w", i)));
   }
   EvaluateWorkloads(
-      node_, jobs, run_dir, [this](v1::RunState s) { OnWorkerStage(s); },
+      node, jobs, run_dir, [this](v1::RunState s) { OnWorkerStage(s); },
       [this](int i, const char* role) {
         current_workload_ = i;
         current_role_ = role;
@@ -280,8 +301,30 @@ void Evaluation::RunOnDevice(int device_slot) {
       });
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
   if (admitted_.profile.has_value()) ProfileOnDevice(device_slot, run_dir);
-  (void)RemoveTree(absl::StrCat(node_.jobs_dir, "/", run_id()));
+  (void)RemoveTree(run_dir);
+  if (scratch_reserved) node_.scratch->Release(output_bytes);
   node_.metrics->EvaluationFinished(SecondsSince(started));
+}
+
+int64_t Evaluation::OutputFileBytes(int64_t* per_worker) const {
+  // Per workload: every trial's checked outputs and its recheck's, written by the reference, the
+  // candidate and each baseline. The candidate serves every workload of the run.
+  const int64_t workers = 2 + static_cast<int64_t>(admitted_.baselines.size());
+  int64_t total = 0;
+  int64_t candidate = 0;
+  for (size_t i = 0; i < admitted_.workloads.size(); ++i) {
+    if (traces_[i].has_value()) continue;
+    absl::StatusOr<int64_t> bytes = OutputBytes(admitted_.definition, admitted_.workloads[i]);
+    auto config = TimingConfigFor(admitted_.mode, admitted_.definition);
+    const int64_t trials = config.ok() ? TrialsFor(admitted_.mode, *config) : 3;
+    const int64_t per_pass = bytes.ok() ? *bytes : int64_t{1} << 40;
+    // Past 2^60 the sums would overflow; such a run never fits in memory anyway.
+    const int64_t one = per_pass > (int64_t{1} << 50) ? int64_t{1} << 60 : 2 * trials * per_pass;
+    candidate = std::min(candidate + one, int64_t{1} << 60);
+    total = std::min(total + workers * one, int64_t{1} << 60);
+  }
+  *per_worker = candidate;
+  return total;
 }
 
 WorkloadJob Evaluation::JobFor(int i, int device_slot, const std::string& job_dir) const {

@@ -66,6 +66,8 @@ def main():
                    help="ModelNew = Model, or class ModelNew(Model): pass")
     p.add_argument("--in-flight", type=int, default=1,
                    help="submissions outstanding at once (the node queues them on its device)")
+    p.add_argument("--worker-logs", action="store_true",
+                   help="write every run's worker cost lines to details/worker_logs.txt")
     o = p.parse_args()
     if o.in_flight < 1:
         raise SystemExit("--in-flight must be at least 1")
@@ -251,6 +253,10 @@ def main():
             report += ["## refused at registration", ""]
             report += [f"- {f}: {why[:200]}" for f, why in refused]
     finally:
+        if o.worker_logs:
+            from gpu_verdict_time import dump_worker_logs
+            dump_worker_logs(harness, [e["run_id"] for e in lines if e.get("run_id")],
+                             os.path.join(details, "worker_logs.txt"))
         harness.stop()
         report.append(f"\n({time.time() - started:.0f} s, "
                       f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")

@@ -45,6 +45,8 @@ class TestNode {
       defaults.warm_references = options.warm_references;
       defaults.python_spares = options.python_spares;
       defaults.spares_on_host = options.spares_on_host;
+      defaults.scratch_dir = options.scratch_dir;
+      defaults.scratch_limit_bytes = options.scratch_limit_bytes;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);

@@ -7,6 +7,9 @@
 #include <set>
 #include <string>
 
+#include <unistd.h>
+
+#include "harness/common/sha256.h"
 #include "tests/unit/server/test_node.h"
 
 namespace kiln {
@@ -143,6 +146,88 @@ TEST_CASE("a workload whose outputs are wrong is not timed, and its process serv
   REQUIRE(markers["w0"].size() == 1);
   CHECK(markers["w0"] == markers["w1"]);
   CHECK(markers["w0"] == markers["w2"]);
+}
+
+// Prints its worker's folder (the process's working directory) on the first element of every call.
+v1::Solution FolderReporter(const std::string& name) {
+  return VectorAddSolution(name, R"(
+    if (i == 0) {
+      char cwd[4096];
+      if (getcwd(cwd, sizeof cwd) != nullptr) std::printf("kiln-test folder %s\n", cwd);
+      std::fflush(stdout);
+    }
+    c[i] = a[i] + b[i];)",
+                           "#include <cstdio>\n#include <unistd.h>\n");
+}
+
+// The folders the candidate's worker logs of `run` name.
+std::set<std::string> CandidateFolders(TestNode& node, const v1::Run& run) {
+  std::set<std::string> out;
+  const std::regex line("kiln-test folder (\\S+)");
+  for (const auto& [name, text] : testing::WorkerLogs(node.stub(), run.run_id())) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), line);
+         it != std::sregex_iterator(); ++it) {
+      out.insert((*it)[1].str());
+    }
+  }
+  return out;
+}
+
+int Subfolders(const std::string& dir) {
+  if (!std::filesystem::exists(dir)) return 0;
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) n += entry.is_directory();
+  return n;
+}
+
+// The job folder a node whose data dir is `data_dir` made under --scratch-dir `parent`.
+std::string ScratchJobs(const std::string& parent, const std::string& data_dir) {
+  return parent + "/kiln-jobs-" +
+         Sha256Hex(std::filesystem::canonical(data_dir).string()).substr(0, 16) + "/jobs";
+}
+
+TEST_CASE("workers' folders are in the scratch folder; a run whose outputs do not fit uses "
+          "the data dir's, with workers of its own") {
+  // /dev/shm where the machine has it: the sandbox binds the workers' folders below its own /dev.
+  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
+  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  SECTION("the outputs fit") {
+    HarnessOptions options;
+    options.scratch_dir = scratch;
+    std::string jobs;
+    {
+      TestNode node(options);
+      jobs = ScratchJobs(scratch, node.dir() + "/data");
+      REQUIRE(std::filesystem::is_directory(jobs));
+      CHECK((std::filesystem::status(jobs).permissions() & std::filesystem::perms::others_all) ==
+            std::filesystem::perms::none);
+      v1::Run run = Passed(node, ThreeWorkloads(FolderReporter("folders")));
+      std::set<std::string> folders = CandidateFolders(node, run);
+      REQUIRE(folders.size() == 1);
+      CHECK(folders.begin()->rfind(jobs + "/" + run.run_id() + "/", 0) == 0);
+      // The reference's warm worker lives there too; the data dir's job folder stays empty.
+      CHECK(Subfolders(jobs + "/warm") == 1);
+      CHECK(WarmWorkersStarted(node) == 0);
+      CHECK(Subfolders(node.dir() + "/data/jobs") == 0);
+    }
+    // A stopped node leaves nothing in memory.
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::path(jobs).parent_path()));
+  }
+  SECTION("they do not") {
+    HarnessOptions options;
+    options.scratch_dir = scratch;
+    options.scratch_limit_bytes = 0;  // nothing fits
+    TestNode node(options);
+    const std::string jobs = ScratchJobs(scratch, node.dir() + "/data");
+    REQUIRE(std::filesystem::is_directory(jobs));
+    v1::Run run = Passed(node, ThreeWorkloads(FolderReporter("folders")));
+    std::set<std::string> folders = CandidateFolders(node, run);
+    REQUIRE(folders.size() == 1);
+    CHECK(folders.begin()->rfind(node.dir() + "/data/jobs/" + run.run_id() + "/", 0) == 0);
+    CHECK(Subfolders(jobs + "/warm") == 0);
+    CHECK(WarmWorkersStarted(node) == 0);
+  }
+  if (!shm) (void)RemoveTree(scratch);
 }
 
 TEST_CASE("--warm-references=false gives every workload's reference a worker of its own") {

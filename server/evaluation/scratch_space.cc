@@ -1,0 +1,156 @@
+#include "server/evaluation/scratch_space.h"
+
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "harness/common/files.h"
+#include "harness/common/sha256.h"
+
+namespace kiln {
+namespace {
+
+std::string GiB(int64_t bytes) {
+  return absl::StrFormat("%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+}
+
+bool RamBacked(const std::string& dir) {
+  struct statfs fs {};
+  if (::statfs(dir.c_str(), &fs) != 0) return false;
+  return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+}
+
+// MemAvailable of /proc/meminfo in bytes; -1 when unread.
+int64_t MemAvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int64_t ScratchFreeBytes(const std::string& dir) {
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
+  int64_t free_bytes = static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
+  if (RamBacked(dir)) {
+    const int64_t available = MemAvailableBytes();
+    if (available < 0) return -1;
+    free_bytes = std::min(free_bytes, available);
+  }
+  return free_bytes;
+}
+
+ScratchSpace::ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
+                           FreeBytesFn free_bytes)
+    : fast_dir_(std::move(fast_dir)),
+      disk_dir_(std::move(disk_dir)),
+      worker_cap_bytes_(worker_cap_bytes),
+      free_bytes_(std::move(free_bytes)) {
+  if (!free_bytes_) {
+    free_bytes_ = [dir = fast_dir_] { return ScratchFreeBytes(dir); };
+  }
+}
+
+bool ScratchSpace::Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why) {
+  if (fast_dir_.empty()) {
+    if (why != nullptr) *why = "no RAM-backed folder";
+    return false;
+  }
+  if (worker_cap_bytes_ > 0 && per_worker_bytes > worker_cap_bytes_ / 2) {
+    if (why != nullptr) {
+      *why = absl::StrCat("one worker would write ", GiB(per_worker_bytes),
+                          " of outputs, more than half its memory limit of ",
+                          GiB(worker_cap_bytes_));
+    }
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t free_bytes = free_bytes_();
+  // What runs in flight reserved may not be written yet: it is counted against the free space
+  // as if it were (a run's files are removed as its workloads end, so this errs on the safe side).
+  if (free_bytes < 0 || total_bytes > LLONG_MAX / 4 ||
+      reserved_ + total_bytes > free_bytes / 2) {
+    if (why != nullptr) {
+      *why = free_bytes < 0
+                 ? absl::StrCat("the free space of ", fast_dir_, " cannot be read")
+                 : absl::StrCat("the run's outputs (", GiB(total_bytes), ") and those of runs in "
+                                "flight (", GiB(reserved_), ") need more than half of the ",
+                                GiB(free_bytes), " the RAM-backed folder and memory have free");
+    }
+    return false;
+  }
+  reserved_ += total_bytes;
+  return true;
+}
+
+void ScratchSpace::Release(int64_t total_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reserved_ = std::max<int64_t>(0, reserved_ - total_bytes);
+}
+
+absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
+                                              const std::string& data_dir, std::string* note) {
+  std::string parent = flag;
+  if (flag.empty()) {
+    *note = "job folders: in the data dir (--scratch-dir is empty)";
+    return std::string();
+  }
+  const bool automatic = flag == "auto";
+  if (automatic) {
+    parent = "/dev/shm";
+    if (::access(parent.c_str(), W_OK | X_OK) != 0 || !RamBacked(parent)) {
+      *note = "job folders: in the data dir (/dev/shm is not a tmpfs this process can write to)";
+      return std::string();
+    }
+  } else if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--scratch-dir ", parent, ": not a folder this process can write to"));
+  }
+  char resolved[PATH_MAX];
+  const std::string data = ::realpath(data_dir.c_str(), resolved) != nullptr ? resolved : data_dir;
+  const std::string dir =
+      absl::StrCat(parent, "/kiln-jobs-", Sha256Hex(data).substr(0, 16));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--scratch-dir: cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--scratch-dir: ", dir, " is not a folder owned by this user (a link, or another "
+        "user's): remove it or give another --scratch-dir"));
+  }
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--scratch-dir: cannot make ", dir, " private: ", std::strerror(errno)));
+  }
+  // What a previous process of this node left belongs to runs now marked INTERRUPTED.
+  const std::string jobs = absl::StrCat(dir, "/jobs");
+  if (absl::Status s = RemoveTree(jobs); !s.ok()) return s;
+  if (absl::Status s = MakeDirs(jobs, 0700); !s.ok()) return s;
+  *note = absl::StrCat("job folders: ", jobs, RamBacked(dir) ? " (RAM-backed)" : "",
+                       "; a run whose outputs do not fit uses the data dir's");
+  return jobs;
+}
+
+}  // namespace kiln

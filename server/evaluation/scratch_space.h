@@ -1,0 +1,73 @@
+// Where workers' folders live, and so where the outputs they write for the judge land. Every
+// checked call's outputs (and each recheck's) are written to a file by the reference's and the
+// candidate's workers and read back by the harness: for a KernelBench problem with a 6 GiB
+// output that is tens of GiB a verdict. On the data dir's file system those writes go through
+// the page cache's write-back, which throttles writers once dirty pages pass the kernel's limit;
+// on a RAM-backed file system (tmpfs, /dev/shm by default) they are memory copies.
+//
+// RAM is not disk: a run goes to the RAM-backed folder only when its outputs fit in half of what
+// the folder and the machine's memory have free (runs in flight included), and, where the
+// sandbox caps each worker's memory (tmpfs pages count against the writer's cgroup), in half of
+// that cap. A run that does not fit uses the data dir's folder, with workers of its own (warm
+// and spare workers live in the RAM-backed folder).
+#ifndef KILN_SERVER_EVALUATION_SCRATCH_SPACE_H_
+#define KILN_SERVER_EVALUATION_SCRATCH_SPACE_H_
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace kiln {
+
+class ScratchSpace {
+ public:
+  // Bytes the RAM-backed folder can still take: the smaller of its file system's free space
+  // and the machine's available memory (MemAvailable).
+  using FreeBytesFn = std::function<int64_t()>;
+
+  // `fast_dir`: job folders on a RAM-backed file system ("" : none, every run uses `disk_dir`).
+  // `worker_cap_bytes`: the memory one sandboxed worker may use, when the sandbox enforces it
+  // (0: not enforced). `free_bytes` null: measured (statvfs of fast_dir, /proc/meminfo).
+  ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
+               FreeBytesFn free_bytes = nullptr);
+
+  // The folder warm and spare workers and runs that fit live in (disk_dir when there is none).
+  const std::string& jobs_dir() const { return fast_dir_.empty() ? disk_dir_ : fast_dir_; }
+  const std::string& disk_dir() const { return disk_dir_; }
+  bool has_fast_dir() const { return !fast_dir_.empty(); }
+
+  // Whether a run whose workers write `total_bytes` of outputs in all, `per_worker_bytes` at
+  // most by one worker, goes to the RAM-backed folder; if so its bytes are reserved until
+  // Release. `why` (false): the figures that decided it.
+  bool Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why);
+  void Release(int64_t total_bytes);
+
+ private:
+  const std::string fast_dir_;
+  const std::string disk_dir_;
+  const int64_t worker_cap_bytes_;
+  FreeBytesFn free_bytes_;
+  std::mutex mu_;
+  int64_t reserved_ = 0;  // guarded by mu_
+};
+
+// The RAM-backed folder for a node whose data dir is `data_dir`, from --scratch-dir:
+//   "auto"  /dev/shm when it is a tmpfs this process can write to, else none ("")
+//   ""      none: job folders stay in the data dir
+//   DIR     DIR (an error when it cannot be written)
+// The folder is DIR/kiln-jobs-<16 hex digits of the data dir's path hash>, created 0700 and owned
+// by this user (a folder of that name owned by someone else, or a link, is an error), emptied of
+// what a previous process left. `note` gets one line for the start log.
+absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
+                                              const std::string& data_dir, std::string* note);
+
+// Free bytes of the file system holding `dir`, capped by MemAvailable when it is RAM-backed
+// (tmpfs or ramfs); -1 when it cannot be read.
+int64_t ScratchFreeBytes(const std::string& dir);
+
+}  // namespace kiln
+
+#endif  // KILN_SERVER_EVALUATION_SCRATCH_SPACE_H_
