@@ -110,6 +110,7 @@ constexpr char kUsage[] =
     "                    [--check-references=true|false] [--python PATH|none]\n"
     "                    [--host-flush-mb N] [--warm-references=true|false]\n"
     "                    [--python-spares=true|false] [--compile-threads N]\n"
+    "                    [--scratch-dir auto|DIR|'']\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
     "HOST:PORT\" on stdout says it is ready. SIGTERM or SIGINT drains: new evaluations are\n"
@@ -138,6 +139,10 @@ constexpr char kUsage[] =
     "                            the next Python reference that no warm worker serves yet,\n"
     "                            which becomes its warm worker (default true; none on the host\n"
     "                            backend, whose timings are CPU time)\n"
+    "  --scratch-dir auto|DIR    where workers' folders, and the outputs they write for the\n"
+    "                            judge, live (default auto: /dev/shm when it is a tmpfs;\n"
+    "                            empty: the data dir). A run whose outputs do not fit in half\n"
+    "                            the free memory writes in the data dir\n"
     "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
     "                            cores, between 2 and 16)\n";
 

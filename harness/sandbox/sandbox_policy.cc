@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace kiln {
 
@@ -87,6 +88,17 @@ bool PathExists(const std::string& path) {
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
 }
 
+std::string PrivateDevParent(const std::string& writable_dir) {
+  if (writable_dir.rfind("/dev/", 0) != 0) return "";
+  std::vector<std::string> parts = absl::StrSplit(writable_dir, '/', absl::SkipEmpty());
+  // /dev, the file system's folder (shm), the scratch folder, at least one folder below it.
+  if (parts.size() < 4) return "";
+  for (const std::string& part : parts) {
+    if (part == "." || part == "..") return "";
+  }
+  return absl::StrCat("/", parts[0], "/", parts[1], "/", parts[2]);
+}
+
 std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
                                    const std::vector<std::string>& command, const std::string& cwd,
                                    int seccomp_fd) {
@@ -113,10 +125,16 @@ std::vector<std::string> BwrapArgv(const SandboxPolicy& policy,
   for (const std::string& device : policy.devices) {
     if (PathExists(device)) Add(argv, {"--dev-bind", device, device});
   }
+  // A job folder in a RAM-backed scratch folder (/dev/shm/kiln-jobs-X/jobs/RUN/cand) lies in
+  // the sandbox's own /dev, a writable tmpfs: the folders between /dev/shm/kiln-jobs-X and it
+  // are an empty tmpfs of their own, remounted read-only below.
+  const std::string private_parent = PrivateDevParent(policy.writable_dir);
+  if (!private_parent.empty()) Add(argv, {"--tmpfs", private_parent});
   if (!policy.writable_dir.empty()) {
     Add(argv, {"--bind", policy.writable_dir, policy.writable_dir});
   }
   // Read-only remounts of the root tmpfs last: nothing outside the job's folder is writable.
+  if (!private_parent.empty()) Add(argv, {"--remount-ro", private_parent});
   Add(argv, {"--remount-ro", "/"});
   if (!cwd.empty()) Add(argv, {"--chdir", cwd});
   if (policy.seccomp_program != nullptr && !policy.seccomp_program->empty()) {

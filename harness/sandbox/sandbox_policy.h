@@ -48,6 +48,12 @@ struct SandboxPolicy {
 // Whether `path` exists on this host (bound paths that do not are left out of the argv).
 bool PathExists(const std::string& path);
 
+// For a writable folder below /dev (a RAM-backed scratch folder, /dev/shm/kiln-jobs-X/...), the
+// folder BwrapArgv covers with a tmpfs of its own and remounts read-only (/dev/shm/kiln-jobs-X):
+// the sandbox's /dev is writable, the folders between it and the job's folder must not be. ""
+// for any other folder.
+std::string PrivateDevParent(const std::string& writable_dir);
+
 // The bwrap argv that runs `command` (command[0] an absolute path) under `policy` with `cwd` as
 // working directory. `seccomp_fd` is the fd number the child will find the seccomp program on
 // (ignored when the policy has none). Pure: reads only which host paths exist.

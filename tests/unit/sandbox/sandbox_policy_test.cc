@@ -91,6 +91,35 @@ TEST_CASE("the bwrap argv unshares every namespace, drops capabilities and binds
   CHECK_FALSE(HasSequence(argv, {"--ro-bind", "/etc", "/etc"}));
 }
 
+TEST_CASE("a job folder in a RAM-backed scratch folder under /dev has read-only folders above it") {
+  SandboxPolicy policy;
+  policy.bwrap = "/usr/bin/bwrap";
+  policy.writable_dir = "/dev/shm/kiln-jobs-0123/jobs/run1/cand";
+  std::vector<std::string> argv = BwrapArgv(policy, {"/usr/bin/true"}, policy.writable_dir, 5);
+  auto at = [&](std::vector<std::string> seq) {
+    for (size_t i = 0; i + seq.size() <= argv.size(); ++i) {
+      if (std::equal(seq.begin(), seq.end(), argv.begin() + static_cast<std::ptrdiff_t>(i))) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  };
+  const int dev = at({"--dev", "/dev"});
+  const int tmpfs = at({"--tmpfs", "/dev/shm/kiln-jobs-0123"});
+  const int bind = at({"--bind", policy.writable_dir, policy.writable_dir});
+  const int ro = at({"--remount-ro", "/dev/shm/kiln-jobs-0123"});
+  REQUIRE(dev >= 0);
+  REQUIRE(tmpfs >= 0);
+  REQUIRE(bind >= 0);
+  REQUIRE(ro >= 0);
+  CHECK(dev < tmpfs);
+  CHECK(tmpfs < bind);
+  CHECK(bind < ro);
+  CHECK(PrivateDevParent("/tmp/kiln/jobs/run1/cand").empty());
+  CHECK(PrivateDevParent("/dev/shm/kiln-jobs-0123").empty());
+  CHECK(PrivateDevParent("/dev/shm/kiln-jobs-0123/../x/y").empty());
+}
+
 TEST_CASE("without a seccomp program the argv has no --seccomp") {
   SandboxPolicy policy;
   policy.bwrap = "bwrap";
