@@ -340,13 +340,17 @@ absl::Status HarnessServerImpl::OpenSandbox() {
                                   ? options_.worker_memory_mb << 20
                                   : DefaultWorkerMemoryBytes();
   // Outputs written to a tmpfs count against the writer's memory where the sandbox caps it.
-  ScratchSpace::FreeBytesFn free_bytes;
+  ScratchSpace::FreeBytesFn free_bytes, disk_free_bytes;
   if (options_.scratch_limit_bytes >= 0) {
     free_bytes = [limit = options_.scratch_limit_bytes] { return limit; };
   }
+  if (options_.data_dir_limit_bytes >= 0) {
+    disk_free_bytes = [limit = options_.data_dir_limit_bytes] { return limit; };
+  }
   scratch_ = std::make_unique<ScratchSpace>(
       fast_jobs_dir_, node_.jobs_dir,
-      node_.sandbox->LimitsMemory() ? node_.worker_memory_bytes : 0, std::move(free_bytes));
+      node_.sandbox->LimitsMemory() ? node_.worker_memory_bytes : 0, std::move(free_bytes),
+      std::move(disk_free_bytes));
   node_.scratch = scratch_.get();
   node_.jobs_dir = scratch_->jobs_dir();
   return absl::OkStatus();

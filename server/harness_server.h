@@ -23,6 +23,8 @@ struct HarnessOptions {
   std::string scratch_dir;
   // Tests only: the bytes the scratch folder is taken to have free (-1: measured).
   int64_t scratch_limit_bytes = -1;
+  // Tests only: the bytes the data dir's file system is taken to have free (-1: measured).
+  int64_t data_dir_limit_bytes = -1;
   std::string backend = "auto";            // auto | host | cuda | level_zero
   std::string gpus = "all";                // CUDA devices served: all | "0,2,5" (--gpus)
   std::string default_mode = "official";   // official | kernelbench | robust

@@ -256,14 +256,31 @@ void Evaluation::RunOnDevice(int device_slot) {
   int64_t per_worker_bytes = 0;
   const int64_t output_bytes = OutputFileBytes(&per_worker_bytes);
   bool scratch_reserved = false;
-  if (node_.scratch != nullptr && node_.scratch->has_fast_dir()) {
-    std::string why;
-    scratch_reserved = node_.scratch->Reserve(output_bytes, per_worker_bytes, &why);
-    if (!scratch_reserved) {
-      node.jobs_dir = node_.scratch->disk_dir();
-      node.warm = nullptr;
-      node.spares = nullptr;
-      LogEvent(node_.quiet, "outputs_in_data_dir", {{"run_id", run_id()}, {"why", why}});
+  if (node_.scratch != nullptr) {
+    std::string why = "no RAM-backed folder";
+    if (node_.scratch->has_fast_dir()) {
+      scratch_reserved = node_.scratch->Reserve(output_bytes, per_worker_bytes, &why);
+      if (!scratch_reserved) {
+        node.jobs_dir = node_.scratch->disk_dir();
+        node.warm = nullptr;
+        node.spares = nullptr;
+        LogEvent(node_.quiet, "outputs_in_data_dir", {{"run_id", run_id()}, {"why", why}});
+      }
+    }
+    // A run whose files the node cannot hold would fail at its first write, looking like the
+    // solution's fault: it is told so before anything runs.
+    if (std::string disk; !scratch_reserved && !node_.scratch->FitsDisk(output_bytes, &disk)) {
+      FailRemaining(
+          v1::RUNTIME_ERROR,
+          absl::StrFormat(
+              "the node cannot hold this run's output files, not a fault of the solution: "
+              "%.1f GiB (every trial's checked and recheck outputs, written by the reference "
+              "and the candidate) do not fit in its RAM-backed folder (%s) and %s; a run with "
+              "fewer trials (kernelbench mode: one) or a node with more room can take it",
+              static_cast<double>(output_bytes) / (1 << 30), why, disk),
+          "");
+      node_.metrics->EvaluationFinished(SecondsSince(started));
+      return;
     }
   }
   const std::string run_dir = absl::StrCat(node.jobs_dir, "/", run_id());

@@ -61,14 +61,31 @@ int64_t ScratchFreeBytes(const std::string& dir) {
 }
 
 ScratchSpace::ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
-                           FreeBytesFn free_bytes)
+                           FreeBytesFn free_bytes, FreeBytesFn disk_free_bytes)
     : fast_dir_(std::move(fast_dir)),
       disk_dir_(std::move(disk_dir)),
       worker_cap_bytes_(worker_cap_bytes),
-      free_bytes_(std::move(free_bytes)) {
+      free_bytes_(std::move(free_bytes)),
+      disk_free_bytes_(std::move(disk_free_bytes)) {
   if (!free_bytes_) {
     free_bytes_ = [dir = fast_dir_] { return ScratchFreeBytes(dir); };
   }
+  if (!disk_free_bytes_) {
+    disk_free_bytes_ = [dir = disk_dir_]() -> int64_t {
+      struct statvfs vfs {};
+      if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
+      return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
+    };
+  }
+}
+
+bool ScratchSpace::FitsDisk(int64_t total_bytes, std::string* why) const {
+  const int64_t free_bytes = disk_free_bytes_();
+  if (free_bytes < 0 || total_bytes <= free_bytes) return true;
+  if (why != nullptr) {
+    *why = absl::StrCat("the data dir's file system has ", GiB(free_bytes), " free");
+  }
+  return false;
 }
 
 bool ScratchSpace::Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why) {

@@ -31,8 +31,9 @@ class ScratchSpace {
   // `fast_dir`: job folders on a RAM-backed file system ("" : none, every run uses `disk_dir`).
   // `worker_cap_bytes`: the memory one sandboxed worker may use, when the sandbox enforces it
   // (0: not enforced). `free_bytes` null: measured (statvfs of fast_dir, /proc/meminfo).
+  // `disk_free_bytes` null: statvfs of disk_dir.
   ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
-               FreeBytesFn free_bytes = nullptr);
+               FreeBytesFn free_bytes = nullptr, FreeBytesFn disk_free_bytes = nullptr);
 
   // The folder warm and spare workers and runs that fit live in (disk_dir when there is none).
   const std::string& jobs_dir() const { return fast_dir_.empty() ? disk_dir_ : fast_dir_; }
@@ -44,12 +45,16 @@ class ScratchSpace {
   // Release. `why` (false): the figures that decided it.
   bool Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why);
   void Release(int64_t total_bytes);
+  // Whether `total_bytes` of outputs fit in the data dir's free space (true when it cannot be
+  // read: the write then says what failed). `why` (false): the figures.
+  bool FitsDisk(int64_t total_bytes, std::string* why) const;
 
  private:
   const std::string fast_dir_;
   const std::string disk_dir_;
   const int64_t worker_cap_bytes_;
   FreeBytesFn free_bytes_;
+  FreeBytesFn disk_free_bytes_;
   std::mutex mu_;
   int64_t reserved_ = 0;  // guarded by mu_
 };

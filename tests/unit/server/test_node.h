@@ -47,6 +47,7 @@ class TestNode {
       defaults.spares_on_host = options.spares_on_host;
       defaults.scratch_dir = options.scratch_dir;
       defaults.scratch_limit_bytes = options.scratch_limit_bytes;
+      defaults.data_dir_limit_bytes = options.data_dir_limit_bytes;
       options = defaults;
     }
     auto server = HarnessServer::Start(options);

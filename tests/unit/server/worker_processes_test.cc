@@ -227,6 +227,18 @@ TEST_CASE("workers' folders are in the scratch folder; a run whose outputs do no
     CHECK(Subfolders(jobs + "/warm") == 0);
     CHECK(WarmWorkersStarted(node) == 0);
   }
+  SECTION("nor on the data dir's disk: the run says so before anything runs") {
+    HarnessOptions options;
+    options.scratch_dir = scratch;
+    options.scratch_limit_bytes = 0;
+    options.data_dir_limit_bytes = 1000;  // less than a trial's outputs
+    TestNode node(options);
+    v1::Run run = Evaluated(node, ThreeWorkloads(FolderReporter("folders")));
+    CHECK(run.status() == v1::RUNTIME_ERROR);
+    CHECK(run.reason().find("the node cannot hold this run's output files, not a fault of the "
+                            "solution") != std::string::npos);
+    CHECK(CandidateFolders(node, run).empty());  // the candidate never ran
+  }
   if (!shm) (void)RemoveTree(scratch);
 }
 
