@@ -209,14 +209,9 @@ class HarnessServerImpl final : public HarnessServer {
   void StartPythonProbe();
 
   HarnessOptions options_;
-  // The RAM-backed job folder (--scratch-dir), removed once everything that wrote there is gone:
-  // declared first, destroyed last.
-  struct RemovedOnExit {
-    std::string dir;
-    ~RemovedOnExit() {
-      if (!dir.empty()) (void)RemoveTree(dir);
-    }
-  } scratch_folder_;
+  // The RAM-backed job folder (--scratch-dir, null: none), held while the node runs and removed
+  // once everything that wrote there is gone: declared first, destroyed last.
+  std::unique_ptr<ScratchFolder> scratch_folder_;
   std::unique_ptr<ScratchSpace> scratch_;
   std::vector<NodeBackend> backends_;
   std::unique_ptr<Archive> archive_;
@@ -260,9 +255,9 @@ absl::Status HarnessServerImpl::PrepareDataDir() {
   std::string note;
   auto fast = PrepareScratchDir(options_.scratch_dir, dir, &note);
   if (!fast.ok()) return fast.status();
-  scratch_folder_.dir = fast->empty() ? "" : std::filesystem::path(*fast).parent_path().string();
+  scratch_folder_ = *std::move(fast);
   LogLine(options_.quiet, note);
-  fast_jobs_dir_ = *std::move(fast);
+  fast_jobs_dir_ = scratch_folder_ != nullptr ? scratch_folder_->jobs() : "";
   return MakeDirs(node_.blob_root);
 }
 

@@ -1,6 +1,9 @@
 #include "server/evaluation/scratch_space.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -8,12 +11,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <ctime>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -125,19 +130,77 @@ void ScratchSpace::Release(int64_t total_bytes) {
   reserved_ = std::max<int64_t>(0, reserved_ - total_bytes);
 }
 
-absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
-                                              const std::string& data_dir, std::string* note) {
+ScratchFolder::ScratchFolder(std::string folder, int lock_fd)
+    : folder_(std::move(folder)), lock_fd_(lock_fd) {}
+
+ScratchFolder::~ScratchFolder() {
+  (void)RemoveTree(folder_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+namespace {
+
+constexpr char kPrefix[] = "kiln-jobs-";
+
+// Takes `folder`/lock without waiting: its fd, or -1 when another process holds it (or it
+// cannot be opened; `create`: made when missing).
+int TakeLock(const std::string& folder, bool create) {
+  const std::string path = absl::StrCat(folder, "/lock");
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0),
+                        0600);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Removes the folders beside `own` that this user's harnesses left when killed: named
+// kiln-jobs-*, owned by this user, their lock file free and older than a minute (a harness
+// starting now may have made its lock file and not yet taken it). A folder without a lock file
+// is left alone.
+void RemoveAbandoned(const std::string& parent, const std::string& own) {
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> abandoned;
+  while (const struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const std::string path = absl::StrCat(parent, "/", name);
+    if (name.rfind(kPrefix, 0) != 0 || path == own) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+      continue;
+    }
+    struct stat lock {};
+    if (::lstat(absl::StrCat(path, "/lock").c_str(), &lock) != 0 || !S_ISREG(lock.st_mode) ||
+        ::time(nullptr) - lock.st_mtime < 60) {
+      continue;
+    }
+    const int fd = TakeLock(path, /*create=*/false);
+    if (fd < 0) continue;  // its harness runs
+    abandoned.push_back(path);
+    ::close(fd);
+  }
+  ::closedir(d);
+  for (const std::string& path : abandoned) (void)RemoveTree(path);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ScratchFolder>> PrepareScratchDir(const std::string& flag,
+                                                                 const std::string& data_dir,
+                                                                 std::string* note) {
   std::string parent = flag;
   if (flag.empty()) {
     *note = "job folders: in the data dir (--scratch-dir is empty)";
-    return std::string();
+    return nullptr;
   }
-  const bool automatic = flag == "auto";
-  if (automatic) {
+  if (flag == "auto") {
     parent = "/dev/shm";
     if (::access(parent.c_str(), W_OK | X_OK) != 0 || !RamBacked(parent)) {
       *note = "job folders: in the data dir (/dev/shm is not a tmpfs this process can write to)";
-      return std::string();
+      return nullptr;
     }
   } else if (::access(parent.c_str(), W_OK | X_OK) != 0) {
     return absl::FailedPreconditionError(
@@ -145,8 +208,7 @@ absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
   }
   char resolved[PATH_MAX];
   const std::string data = ::realpath(data_dir.c_str(), resolved) != nullptr ? resolved : data_dir;
-  const std::string dir =
-      absl::StrCat(parent, "/kiln-jobs-", Sha256Hex(data).substr(0, 16));
+  const std::string dir = absl::StrCat(parent, "/", kPrefix, Sha256Hex(data).substr(0, 16));
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::FailedPreconditionError(
         absl::StrCat("--scratch-dir: cannot create ", dir, ": ", std::strerror(errno)));
@@ -161,13 +223,20 @@ absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
     return absl::FailedPreconditionError(
         absl::StrCat("--scratch-dir: cannot make ", dir, " private: ", std::strerror(errno)));
   }
+  const int lock_fd = TakeLock(dir, /*create=*/true);
+  if (lock_fd < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--scratch-dir: ", dir, " is held by another kiln-harness on the same data dir"));
+  }
+  auto folder = std::make_unique<ScratchFolder>(dir, lock_fd);
   // What a previous process of this node left belongs to runs now marked INTERRUPTED.
-  const std::string jobs = absl::StrCat(dir, "/jobs");
+  const std::string jobs = folder->jobs();
   if (absl::Status s = RemoveTree(jobs); !s.ok()) return s;
   if (absl::Status s = MakeDirs(jobs, 0700); !s.ok()) return s;
+  RemoveAbandoned(parent, dir);
   *note = absl::StrCat("job folders: ", jobs, RamBacked(dir) ? " (RAM-backed)" : "",
                        "; a run whose outputs do not fit uses the data dir's");
-  return jobs;
+  return folder;
 }
 
 }  // namespace kiln

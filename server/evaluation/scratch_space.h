@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -59,15 +60,34 @@ class ScratchSpace {
   int64_t reserved_ = 0;  // guarded by mu_
 };
 
+// A node's RAM-backed folder, held while this object lives (an flock on its `lock` file, which
+// the kernel lets go of however the process ends) and removed with it.
+class ScratchFolder {
+ public:
+  ScratchFolder(std::string folder, int lock_fd);
+  ~ScratchFolder();
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  // FOLDER/jobs: where the node's job folders go.
+  std::string jobs() const { return folder_ + "/jobs"; }
+
+ private:
+  const std::string folder_;
+  const int lock_fd_;
+};
+
 // The RAM-backed folder for a node whose data dir is `data_dir`, from --scratch-dir:
-//   "auto"  /dev/shm when it is a tmpfs this process can write to, else none ("")
-//   ""      none: job folders stay in the data dir
+//   "auto"  /dev/shm when it is a tmpfs this process can write to, else none (null)
+//   ""      none (null): job folders stay in the data dir
 //   DIR     DIR (an error when it cannot be written)
 // The folder is DIR/kiln-jobs-<16 hex digits of the data dir's path hash>, created 0700 and owned
-// by this user (a folder of that name owned by someone else, or a link, is an error), emptied of
-// what a previous process left. `note` gets one line for the start log.
-absl::StatusOr<std::string> PrepareScratchDir(const std::string& flag,
-                                              const std::string& data_dir, std::string* note);
+// by this user (a folder of that name owned by someone else, or a link, is an error; one held by
+// a running harness on the same data dir too), emptied of what a previous process left. Folders
+// beside it that this user's harnesses left when they were killed (their lock free, older than a
+// minute) are removed. `note` gets one line for the start log.
+absl::StatusOr<std::unique_ptr<ScratchFolder>> PrepareScratchDir(const std::string& flag,
+                                                                 const std::string& data_dir,
+                                                                 std::string* note);
 
 // Free bytes of the file system holding `dir`, capped by MemAvailable when it is RAM-backed
 // (tmpfs or ramfs); -1 when it cannot be read.

@@ -25,8 +25,9 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/kiln-torch-XXXXXX")"
 pid=""
 start_harness() {  # LOG [flags...]
   local log=$1; shift
+  # --scratch-dir= keeps the job folders in the data dir, copied for the record at the end.
   "$bin/kiln-harness" --listen 127.0.0.1:0 --data-dir "$tmp/data" --backend cuda \
-    --worker-timeout-s 300 "$@" >"$log" 2>&1 &
+    --worker-timeout-s 300 --scratch-dir= "$@" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do
     grep -q "listening on" "$log" && break
