@@ -31,8 +31,10 @@ struct HostileHarness {
 };
 
 HostileHarness& Shared() {
-  static HostileHarness* h = new HostileHarness();
-  return *h;
+  // Destroyed when the binary exits, which stops the harness and removes its data (a leaked one
+  // outlived the test binary, with its workers and folders).
+  static HostileHarness h;
+  return h;
 }
 
 const std::string kPrelude = R"(#include <kiln/abi.h>
