@@ -223,7 +223,6 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<SpareWorkers> spares_;  // the same
   RunProgressBoard progress_;              // the same
   std::set<std::string> builtin_names_;
-  std::string fast_jobs_dir_;  // PrepareDataDir's RAM-backed job folder ("" : none)
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<PrincipalQuota> quota_;      // outlives the runs holding its slots
@@ -257,7 +256,6 @@ absl::Status HarnessServerImpl::PrepareDataDir() {
   if (!fast.ok()) return fast.status();
   scratch_folder_ = *std::move(fast);
   LogLine(options_.quiet, note);
-  fast_jobs_dir_ = scratch_folder_ != nullptr ? scratch_folder_->jobs() : "";
   return MakeDirs(node_.blob_root);
 }
 
@@ -343,7 +341,7 @@ absl::Status HarnessServerImpl::OpenSandbox() {
     disk_free_bytes = [limit = options_.data_dir_limit_bytes] { return limit; };
   }
   scratch_ = std::make_unique<ScratchSpace>(
-      fast_jobs_dir_, node_.jobs_dir,
+      scratch_folder_ != nullptr ? scratch_folder_->jobs() : "", node_.jobs_dir,
       node_.sandbox->LimitsMemory() ? node_.worker_memory_bytes : 0, std::move(free_bytes),
       std::move(disk_free_bytes));
   node_.scratch = scratch_.get();

@@ -44,32 +44,50 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-absl::Status WriteFile(const std::string& path, std::string_view content, bool durable) {
+absl::Status WriteFileInParts(const std::string& path,
+                              const std::function<absl::StatusOr<std::string_view>()>& next_part,
+                              bool durable) {
   std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", tmp);
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Errno("cannot write", tmp);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (durable && ::fsync(fd) != 0) {
+  auto fail = [&](absl::Status status) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    return Errno("cannot fsync", tmp);
+    return status;
+  };
+  for (;;) {
+    absl::StatusOr<std::string_view> part = next_part();
+    if (!part.ok()) return fail(part.status());
+    if (part->empty()) break;
+    size_t off = 0;
+    while (off < part->size()) {
+      ssize_t n = ::write(fd, part->data() + off, part->size() - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return fail(Errno("cannot write", tmp));
+      }
+      off += static_cast<size_t>(n);
+    }
   }
+  if (durable && ::fsync(fd) != 0) return fail(Errno("cannot fsync", tmp));
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return Errno("cannot rename to", path);
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteFile(const std::string& path, std::string_view content, bool durable) {
+  bool given = false;
+  return WriteFileInParts(
+      path,
+      [&]() -> absl::StatusOr<std::string_view> {
+        if (given) return std::string_view();
+        given = true;
+        return content;
+      },
+      durable);
 }
 
 absl::Status MakeDirs(const std::string& path, int mode) {

@@ -2,6 +2,7 @@
 #ifndef KILN_HARNESS_COMMON_FILES_H_
 #define KILN_HARNESS_COMMON_FILES_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,11 @@ namespace kiln {
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Writes atomically: a temporary file in the same folder, fsync'd when `durable`, then renamed.
 absl::Status WriteFile(const std::string& path, std::string_view content, bool durable = false);
+// The same, the content written part by part: `next_part` gives each part in turn, then an empty
+// one; an error it returns ends the write (the temporary file removed) with that error.
+absl::Status WriteFileInParts(const std::string& path,
+                              const std::function<absl::StatusOr<std::string_view>()>& next_part,
+                              bool durable = false);
 absl::Status MakeDirs(const std::string& path, int mode = 0755);
 // Removes a tree; missing paths are not an error.
 absl::Status RemoveTree(const std::string& path);

@@ -21,6 +21,8 @@ absl::Status Invalid(absl::string_view path, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
 }
 
+}  // namespace validate_internal
+
 std::string FormatBytes(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
 
 std::string FormatBytes(double bytes) {
@@ -36,11 +38,8 @@ std::string FormatBytes(double bytes) {
   return absl::StrFormat("%.1f %s", value, kUnits[unit]);
 }
 
-}  // namespace validate_internal
-
 namespace {
 
-using validate_internal::FormatBytes;
 using validate_internal::Invalid;
 
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();

@@ -46,10 +46,14 @@ absl::StatusOr<std::vector<int64_t>> ResolveShape(const v1::Definition& def,
 int64_t NumElements(const std::vector<int64_t>& shape);
 // Total bytes of all inputs and outputs of the workload.
 absl::StatusOr<int64_t> WorkloadBytes(const v1::Definition& def, const v1::Workload& w);
-// Total bytes of its outputs alone.
-absl::StatusOr<int64_t> OutputBytes(const v1::Definition& def, const v1::Workload& w);
 // The same in floating point, never saturating: the figure an error message gives.
 double WorkloadBytesApprox(const v1::Definition& def, const v1::Workload& w);
+// Total bytes of its outputs alone.
+absl::StatusOr<int64_t> OutputBytes(const v1::Definition& def, const v1::Workload& w);
+
+// "512 B", "1.2 MiB", "4.0 GiB".
+std::string FormatBytes(int64_t bytes);
+std::string FormatBytes(double bytes);  // past 2^63 too (ZiB, YiB)
 
 // True for the spec.language values kiln evaluates (ValidateSolution refuses the others, e.g.
 // flashinfer-bench's "tilelang" or "cutedsl").

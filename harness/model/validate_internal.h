@@ -16,10 +16,6 @@ namespace kiln::validate_internal {
 // INVALID_ARGUMENT "<path>: <message>".
 absl::Status Invalid(absl::string_view path, absl::string_view message);
 
-// "512 B", "1.2 MiB", "4.0 GiB".
-std::string FormatBytes(int64_t bytes);
-std::string FormatBytes(double bytes);  // past 2^63 too (ZiB, YiB)
-
 // Source paths relative, without "..", unique; the entry point "file::function" names one of
 // them. With `limits`, the number and total size of the sources are bounded too. `path` names
 // the solution ("solution", "definition.native_reference").

@@ -16,7 +16,6 @@
 namespace kiln {
 namespace {
 
-using validate_internal::FormatBytes;
 using validate_internal::Invalid;
 
 constexpr std::array<absl::string_view, 5> kLanguages = {"cpp", "cuda", "opencl", "python",

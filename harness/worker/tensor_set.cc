@@ -1,10 +1,6 @@
 #include "harness/worker/tensor_set.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -257,35 +253,19 @@ absl::StatusOr<const void*> TensorSet::HostView(const Slot& slot) {
 
 absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const Slot& slot) {
   constexpr int64_t kChunkBytes = int64_t{64} << 20;
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
-  }
   const int64_t chunk = std::min(kChunkBytes, slot.bytes);
   if (static_cast<int64_t>(chunk_.size()) < chunk) chunk_.resize(static_cast<size_t>(chunk));
-  absl::Status status;
-  for (int64_t at = 0; at < slot.bytes && status.ok(); at += chunk) {
+  int64_t at = 0;
+  return WriteFileInParts(path, [&]() -> absl::StatusOr<std::string_view> {
     const int64_t n = std::min(chunk, slot.bytes - at);
-    status = device_.CopyToHost(chunk_.data(), static_cast<const char*>(Data(slot)) + at, n);
-    for (int64_t written = 0; status.ok() && written < n;) {
-      const ssize_t w = ::write(fd, chunk_.data() + written, static_cast<size_t>(n - written));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        status = absl::InternalError(
-            absl::StrCat("cannot write ", tmp, ": ", w < 0 ? std::strerror(errno) : "no space"));
-        break;
-      }
-      written += w;
-    }
-  }
-  ::close(fd);
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = absl::InternalError(
-        absl::StrCat("cannot rename to ", path, ": ", std::strerror(errno)));
-  }
-  if (!status.ok()) ::unlink(tmp.c_str());
-  return status;
+    if (n <= 0) return std::string_view();
+    absl::Status s =
+        device_.CopyToHost(chunk_.data(), static_cast<const char*>(Data(slot)) + at, n);
+    if (!s.ok()) return s;
+    at += n;
+    return std::string_view(reinterpret_cast<const char*>(chunk_.data()),
+                            static_cast<size_t>(n));
+  });
 }
 
 absl::StatusOr<std::vector<uint64_t>> TensorSet::InputChecksums() {

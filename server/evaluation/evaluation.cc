@@ -272,12 +272,13 @@ void Evaluation::RunOnDevice(int device_slot) {
     if (std::string disk; !scratch_reserved && !node_.scratch->FitsDisk(output_bytes, &disk)) {
       FailRemaining(
           v1::RUNTIME_ERROR,
-          absl::StrFormat(
-              "the node cannot hold this run's output files, not a fault of the solution: "
-              "%.1f GiB (every trial's checked and recheck outputs, written by the reference "
-              "and the candidate) do not fit in its RAM-backed folder (%s) and %s; a run with "
-              "fewer trials (kernelbench mode: one) or a node with more room can take it",
-              static_cast<double>(output_bytes) / (1 << 30), why, disk),
+          absl::StrCat(
+              "the node cannot hold this run's output files, not a fault of the solution: ",
+              FormatBytes(output_bytes),
+              " (every trial's checked and recheck outputs, written by the reference and the "
+              "candidate) do not fit in its RAM-backed folder (", why, ") and ", disk,
+              "; a run with fewer trials (kernelbench mode: one) or a node with more room can "
+              "take it"),
           "");
       node_.metrics->EvaluationFinished(SecondsSince(started));
       return;
@@ -327,13 +328,13 @@ int64_t Evaluation::OutputFileBytes(int64_t* per_worker) const {
   // Per workload: every trial's checked outputs and its recheck's, written by the reference, the
   // candidate and each baseline. The candidate serves every workload of the run.
   const int64_t workers = 2 + static_cast<int64_t>(admitted_.baselines.size());
+  auto config = TimingConfigFor(admitted_.mode, admitted_.definition);
+  const int64_t trials = config.ok() ? TrialsFor(admitted_.mode, *config) : 3;
   int64_t total = 0;
   int64_t candidate = 0;
   for (size_t i = 0; i < admitted_.workloads.size(); ++i) {
     if (traces_[i].has_value()) continue;
     absl::StatusOr<int64_t> bytes = OutputBytes(admitted_.definition, admitted_.workloads[i]);
-    auto config = TimingConfigFor(admitted_.mode, admitted_.definition);
-    const int64_t trials = config.ok() ? TrialsFor(admitted_.mode, *config) : 3;
     const int64_t per_pass = bytes.ok() ? *bytes : int64_t{1} << 40;
     // Past 2^60 the sums would overflow; such a run never fits in memory anyway.
     const int64_t one = per_pass > (int64_t{1} << 50) ? int64_t{1} << 60 : 2 * trials * per_pass;

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <ctime>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -21,16 +21,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "harness/common/files.h"
 #include "harness/common/sha256.h"
+#include "harness/model/validate.h"
 
 namespace kiln {
 namespace {
-
-std::string GiB(int64_t bytes) {
-  return absl::StrFormat("%.1f GiB", static_cast<double>(bytes) / (1 << 30));
-}
 
 bool RamBacked(const std::string& dir) {
   struct statfs fs {};
@@ -51,94 +47,12 @@ int64_t MemAvailableBytes() {
   return -1;
 }
 
-}  // namespace
-
-int64_t ScratchFreeBytes(const std::string& dir) {
+// Bytes an unprivileged writer may still put on the file system holding `dir`; -1 when unread.
+int64_t FileSystemFreeBytes(const std::string& dir) {
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
-  int64_t free_bytes = static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
-  if (RamBacked(dir)) {
-    const int64_t available = MemAvailableBytes();
-    if (available < 0) return -1;
-    free_bytes = std::min(free_bytes, available);
-  }
-  return free_bytes;
+  return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
 }
-
-ScratchSpace::ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
-                           FreeBytesFn free_bytes, FreeBytesFn disk_free_bytes)
-    : fast_dir_(std::move(fast_dir)),
-      disk_dir_(std::move(disk_dir)),
-      worker_cap_bytes_(worker_cap_bytes),
-      free_bytes_(std::move(free_bytes)),
-      disk_free_bytes_(std::move(disk_free_bytes)) {
-  if (!free_bytes_) {
-    free_bytes_ = [dir = fast_dir_] { return ScratchFreeBytes(dir); };
-  }
-  if (!disk_free_bytes_) {
-    disk_free_bytes_ = [dir = disk_dir_]() -> int64_t {
-      struct statvfs vfs {};
-      if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
-      return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
-    };
-  }
-}
-
-bool ScratchSpace::FitsDisk(int64_t total_bytes, std::string* why) const {
-  const int64_t free_bytes = disk_free_bytes_();
-  if (free_bytes < 0 || total_bytes <= free_bytes) return true;
-  if (why != nullptr) {
-    *why = absl::StrCat("the data dir's file system has ", GiB(free_bytes), " free");
-  }
-  return false;
-}
-
-bool ScratchSpace::Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why) {
-  if (fast_dir_.empty()) {
-    if (why != nullptr) *why = "no RAM-backed folder";
-    return false;
-  }
-  if (worker_cap_bytes_ > 0 && per_worker_bytes > worker_cap_bytes_ / 2) {
-    if (why != nullptr) {
-      *why = absl::StrCat("one worker would write ", GiB(per_worker_bytes),
-                          " of outputs, more than half its memory limit of ",
-                          GiB(worker_cap_bytes_));
-    }
-    return false;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t free_bytes = free_bytes_();
-  // What runs in flight reserved may not be written yet: it is counted against the free space
-  // as if it were (a run's files are removed as its workloads end, so this errs on the safe side).
-  if (free_bytes < 0 || total_bytes > LLONG_MAX / 4 ||
-      reserved_ + total_bytes > free_bytes / 2) {
-    if (why != nullptr) {
-      *why = free_bytes < 0
-                 ? absl::StrCat("the free space of ", fast_dir_, " cannot be read")
-                 : absl::StrCat("the run's outputs (", GiB(total_bytes), ") and those of runs in "
-                                "flight (", GiB(reserved_), ") need more than half of the ",
-                                GiB(free_bytes), " the RAM-backed folder and memory have free");
-    }
-    return false;
-  }
-  reserved_ += total_bytes;
-  return true;
-}
-
-void ScratchSpace::Release(int64_t total_bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  reserved_ = std::max<int64_t>(0, reserved_ - total_bytes);
-}
-
-ScratchFolder::ScratchFolder(std::string folder, int lock_fd)
-    : folder_(std::move(folder)), lock_fd_(lock_fd) {}
-
-ScratchFolder::~ScratchFolder() {
-  (void)RemoveTree(folder_);
-  if (lock_fd_ >= 0) ::close(lock_fd_);
-}
-
-namespace {
 
 constexpr char kPrefix[] = "kiln-jobs-";
 
@@ -186,7 +100,91 @@ void RemoveAbandoned(const std::string& parent, const std::string& own) {
   for (const std::string& path : abandoned) (void)RemoveTree(path);
 }
 
+// Free bytes of the file system holding `dir`, capped by MemAvailable when it is RAM-backed
+// (tmpfs or ramfs); -1 when it cannot be read.
+int64_t ScratchFreeBytes(const std::string& dir) {
+  int64_t free_bytes = FileSystemFreeBytes(dir);
+  if (free_bytes < 0) return -1;
+  if (RamBacked(dir)) {
+    const int64_t available = MemAvailableBytes();
+    if (available < 0) return -1;
+    free_bytes = std::min(free_bytes, available);
+  }
+  return free_bytes;
+}
+
 }  // namespace
+
+ScratchSpace::ScratchSpace(std::string fast_dir, std::string disk_dir, int64_t worker_cap_bytes,
+                           FreeBytesFn free_bytes, FreeBytesFn disk_free_bytes)
+    : fast_dir_(std::move(fast_dir)),
+      disk_dir_(std::move(disk_dir)),
+      worker_cap_bytes_(worker_cap_bytes),
+      free_bytes_(std::move(free_bytes)),
+      disk_free_bytes_(std::move(disk_free_bytes)) {
+  if (!free_bytes_) {
+    free_bytes_ = [dir = fast_dir_] { return ScratchFreeBytes(dir); };
+  }
+  if (!disk_free_bytes_) {
+    disk_free_bytes_ = [dir = disk_dir_] { return FileSystemFreeBytes(dir); };
+  }
+}
+
+bool ScratchSpace::FitsDisk(int64_t total_bytes, std::string* why) const {
+  const int64_t free_bytes = disk_free_bytes_();
+  if (free_bytes < 0 || total_bytes <= free_bytes) return true;
+  if (why != nullptr) {
+    *why = absl::StrCat("the data dir's file system has ", FormatBytes(free_bytes), " free");
+  }
+  return false;
+}
+
+bool ScratchSpace::Reserve(int64_t total_bytes, int64_t per_worker_bytes, std::string* why) {
+  if (fast_dir_.empty()) {
+    if (why != nullptr) *why = "no RAM-backed folder";
+    return false;
+  }
+  if (worker_cap_bytes_ > 0 && per_worker_bytes > worker_cap_bytes_ / 2) {
+    if (why != nullptr) {
+      *why = absl::StrCat("one worker would write ", FormatBytes(per_worker_bytes),
+                          " of outputs, more than half its memory limit of ",
+                          FormatBytes(worker_cap_bytes_));
+    }
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t free_bytes = free_bytes_();
+  // What runs in flight reserved may not be written yet: it is counted against the free space
+  // as if it were (a run's files are removed as its workloads end, so this errs on the safe side).
+  if (free_bytes < 0 || total_bytes > LLONG_MAX / 4 ||
+      reserved_ + total_bytes > free_bytes / 2) {
+    if (why != nullptr) {
+      *why = free_bytes < 0
+                 ? absl::StrCat("the free space of ", fast_dir_, " cannot be read")
+                 : absl::StrCat("the run's outputs (", FormatBytes(total_bytes),
+                                ") and those of runs in flight (", FormatBytes(reserved_),
+                                ") need more than half of the ", FormatBytes(free_bytes),
+                                " the RAM-backed folder and memory have free");
+    }
+    return false;
+  }
+  reserved_ += total_bytes;
+  return true;
+}
+
+void ScratchSpace::Release(int64_t total_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reserved_ = std::max<int64_t>(0, reserved_ - total_bytes);
+}
+
+ScratchFolder::ScratchFolder(std::string folder, int lock_fd)
+    : folder_(std::move(folder)), lock_fd_(lock_fd) {}
+
+ScratchFolder::~ScratchFolder() {
+  (void)RemoveTree(folder_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
 
 absl::StatusOr<std::unique_ptr<ScratchFolder>> PrepareScratchDir(const std::string& flag,
                                                                  const std::string& data_dir,

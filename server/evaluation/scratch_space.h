@@ -89,10 +89,6 @@ absl::StatusOr<std::unique_ptr<ScratchFolder>> PrepareScratchDir(const std::stri
                                                                  const std::string& data_dir,
                                                                  std::string* note);
 
-// Free bytes of the file system holding `dir`, capped by MemAvailable when it is RAM-backed
-// (tmpfs or ramfs); -1 when it cannot be read.
-int64_t ScratchFreeBytes(const std::string& dir);
-
 }  // namespace kiln
 
 #endif  // KILN_SERVER_EVALUATION_SCRATCH_SPACE_H_
