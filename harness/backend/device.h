@@ -59,6 +59,13 @@ class Device : public TimedDevice {
   // Copies complete when the call returns.
   virtual absl::Status CopyToDevice(void* dst, const void* src, int64_t bytes) = 0;
   virtual absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) = 0;
+  // Page-locked host memory for CopyToHost (copies into it run at the link's speed), nullptr
+  // when the backend has none to give; freed with FreeStaging.
+  virtual void* AllocateStaging(int64_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
+  virtual void FreeStaging(void* ptr) { (void)ptr; }
   // Sets `bytes` bytes at `dst` to `value`.
   virtual absl::Status Fill(void* dst, uint8_t value, int64_t bytes) = 0;
   // Fill, queued on the solution's stream: complete once the next Synchronize or Flush has

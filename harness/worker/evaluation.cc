@@ -209,6 +209,9 @@ absl::Status Evaluation::CheckedCall(int trial) {
   s = tensors_->WriteOutputs(request_.output_dir(), trial, &record);
   costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
   if (!s.ok()) return s;
+  // Threads of kiln's own wrote a large output: the other threads' CPU time is counted from
+  // after them.
+  if (tensors_->TakeUsedWriteThreads()) helpers_.StartAfterOwnThreads();
   *result_.add_trials() = std::move(record);
   if (!checks_ || inplace_) return absl::OkStatus();
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->OutputChecksums();

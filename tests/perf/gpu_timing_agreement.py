@@ -133,9 +133,11 @@ class Harness:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             rc, out, err = r.returncode, r.stdout, r.stderr
         except subprocess.TimeoutExpired as e:
-            rc, out, err = 124, e.stdout or "", (e.stderr or "") + f"\n[timed out after {timeout}s]"
+            # TimeoutExpired carries bytes even when run() was asked for text.
+            out, err = e.stdout or "", e.stderr or ""
             out = out.decode(errors="replace") if isinstance(out, bytes) else out
             err = err.decode(errors="replace") if isinstance(err, bytes) else err
+            rc, err = 124, err + f"\n[timed out after {timeout}s]"
         with open(os.path.join(self.details, tag + ".out"), "w") as f:
             f.write(out)
         with open(os.path.join(self.details, tag + ".err"), "w") as f:

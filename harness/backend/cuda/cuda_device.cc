@@ -229,6 +229,20 @@ absl::Status CudaDevice::CopyToHost(void* dst, const void* src, int64_t bytes) {
   return Check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
+void* CudaDevice::AllocateStaging(int64_t bytes) {
+  if (!failure_.ok() || bytes <= 0 || rt_.HostAlloc == nullptr) return nullptr;
+  void* ptr = nullptr;
+  if (rt_.HostAlloc(&ptr, static_cast<size_t>(bytes), cudaHostAllocDefault) != cudaSuccess) {
+    (void)rt_.GetLastError();  // not the solution's error: the caller uses ordinary memory
+    return nullptr;
+  }
+  return ptr;
+}
+
+void CudaDevice::FreeStaging(void* ptr) {
+  if (ptr != nullptr) (void)rt_.FreeHost(ptr);
+}
+
 absl::Status CudaDevice::Fill(void* dst, uint8_t value, int64_t bytes) {
   if (!failure_.ok()) return failure_;
   if (bytes <= 0) return absl::OkStatus();

@@ -50,6 +50,8 @@ class CudaDevice final : public Device {
   absl::Status CopyOnDevice(void* dst, const void* src, int64_t bytes) override;
   absl::Status SynchronizeStream() override;
   absl::Status CopyToHost(void* dst, const void* src, int64_t bytes) override;
+  void* AllocateStaging(int64_t bytes) override;
+  void FreeStaging(void* ptr) override;
   absl::Status Fill(void* dst, uint8_t value, int64_t bytes) override;
   absl::Status QueueFill(void* dst, uint8_t value, int64_t bytes) override;
   // Waits for all work on the device (a solution may use streams of its own; outputs are read

@@ -105,7 +105,8 @@ absl::Status DeviceKernels::LaunchChecksums(const std::vector<MemoryRegion>& reg
     unsigned long long bytes = static_cast<unsigned long long>(regions[i].bytes);
     unsigned long long key = key_ + regions[i].key;
     unsigned long long* out = sums_ + i;
-    dim3 grid(GridFor(bytes / 8));
+    // One thread per kChecksumUnroll (4) pairs of words, at most kBlocksPerSm blocks per SM.
+    dim3 grid(GridFor((bytes / 16 + 3) / 4));
     void* args[] = {&data, &bytes, &key, &out};
     s = check_(rt_.LaunchKernel(reinterpret_cast<const void*>(checksum_kernel_), grid,
                                 dim3(kThreadsPerBlock), args, 0, stream_),

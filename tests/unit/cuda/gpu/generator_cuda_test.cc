@@ -2,6 +2,8 @@
 // generator (FillRandom), bit for bit, for every dtype the device generates: the reference may run
 // on another backend than the candidate, and `kiln inputs` reproduces inputs on any machine.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -104,6 +106,54 @@ TEST_CASE("queued checksums are of the memory as it was when they were queued", 
   queued = (*device)->TakeQueuedChecksums();
   REQUIRE(queued.ok());
   CHECK(*queued == std::vector<uint64_t>{(*direct)[1]});
+}
+
+TEST_CASE("the device checksum depends on the bytes, not on their address or the grid", "[cuda]") {
+  // kiln_checksum64 reads 16-byte pairs when the region is 16-byte aligned and single words
+  // otherwise; the sum is the same either way, and any changed word or tail byte changes it.
+  absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
+  REQUIRE(device.ok());
+  for (int64_t bytes : {int64_t{0}, int64_t{5}, int64_t{8}, int64_t{24}, int64_t{4096 + 8},
+                        (int64_t{1} << 26) + 8 * 7 + 3}) {
+    INFO(bytes << " bytes");
+    absl::StatusOr<DeviceBuffer> a = DeviceBuffer::Allocate(**device, bytes + 64);
+    absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(**device, bytes + 64);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    std::vector<uint8_t> host(static_cast<size_t>(bytes));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>((i * 131) ^ (i >> 9));
+    uint8_t* aligned = static_cast<uint8_t*>(a->data());   // 16-byte aligned (cudaMalloc)
+    uint8_t* offset = static_cast<uint8_t*>(b->data()) + 8;  // 8-byte aligned only
+    REQUIRE((*device)->CopyToDevice(aligned, host.data(), bytes).ok());
+    REQUIRE((*device)->CopyToDevice(offset, host.data(), bytes).ok());
+    absl::StatusOr<std::vector<uint64_t>> sums =
+        (*device)->ChecksumOnDevice({{aligned, bytes, 3}, {offset, bytes, 3}});
+    REQUIRE(sums.ok());
+    CHECK((*sums)[0] == (*sums)[1]);
+    if (bytes == 0) continue;
+    // One byte changed at the first word, the middle, the last word, the tail.
+    for (int64_t at : {int64_t{0}, bytes / 2, (bytes / 8) * 8 - 1, bytes - 1}) {
+      if (at < 0) continue;
+      std::vector<uint8_t> changed = host;
+      changed[static_cast<size_t>(at)] ^= 0x40;
+      REQUIRE((*device)->CopyToDevice(offset, changed.data(), bytes).ok());
+      absl::StatusOr<std::vector<uint64_t>> other =
+          (*device)->ChecksumOnDevice({{offset, bytes, 3}});
+      REQUIRE(other.ok());
+      CHECK((*other)[0] != (*sums)[0]);
+    }
+    if (bytes >= 16) {  // two words swapped
+      std::vector<uint8_t> swapped = host;
+      std::swap_ranges(swapped.begin(), swapped.begin() + 8, swapped.begin() + 8);
+      if (swapped != host) {
+        REQUIRE((*device)->CopyToDevice(aligned, swapped.data(), bytes).ok());
+        absl::StatusOr<std::vector<uint64_t>> other =
+            (*device)->ChecksumOnDevice({{aligned, bytes, 3}});
+        REQUIRE(other.ok());
+        CHECK((*other)[0] != (*sums)[0]);
+      }
+    }
+  }
 }
 
 }  // namespace
