@@ -35,6 +35,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget)
+from gpu_timing_agreement import parse_json  # noqa: E402
 
 
 def interval_of(trace):
@@ -68,6 +69,9 @@ def main():
                    help="submissions outstanding at once (the node queues them on its device)")
     p.add_argument("--worker-logs", action="store_true",
                    help="write every run's worker cost lines to details/worker_logs.txt")
+    p.add_argument("--samples", action="store_true",
+                   help="download every run's raw timing samples (candidate and reference) to "
+                        "details/samples/, and give each run's slow samples in floor.jsonl")
     o = p.parse_args()
     if o.in_flight < 1:
         raise SystemExit("--in-flight must be at least 1")
@@ -164,6 +168,34 @@ def main():
         jobs = [(name, mode) for name in names if name in files
                 for mode in [m for m in modes for _ in range(o.repeat)]]
 
+        def fetch_samples(run_id, tag):
+            """The run's samples artifacts saved; per artifact: count, median, mean, the
+            indices of samples over 1.05 x the median (where in the run the slow ones fell)."""
+            folder = os.path.join(details, "samples")
+            os.makedirs(folder, exist_ok=True)
+            summary = {}
+            listed = parse_json(kiln(["runs", "artifacts", run_id, "--json"], tag + "_artifacts",
+                                     60)[1]) or {}
+            for a in listed.get("artifacts", []):
+                if a.get("kind") != "samples":
+                    continue
+                path = os.path.join(folder, f"{tag}_{a['name']}.json")
+                kiln(["runs", "artifact", run_id, "--kind", "samples", a["name"], "--output",
+                      path], tag + "_artifact", 60)
+                try:
+                    with open(path) as f:
+                        xs = json.load(f)["samples_ms"]
+                except (OSError, ValueError, KeyError):
+                    continue
+                if not xs:
+                    continue
+                med = statistics.median(xs)
+                summary[a["name"]] = {
+                    "count": len(xs), "median_ms": round(med, 6),
+                    "mean_ms": round(statistics.fmean(xs), 6),
+                    "slow": [i for i, x in enumerate(xs) if x > 1.05 * med]}
+            return summary
+
         def run_job(index, name, mode):
             """One submission, its run shown; the floor.jsonl entry (None: out of budget)."""
             if left() < 20:
@@ -194,6 +226,8 @@ def main():
                 entry["speedup"] = perf.get("speedup_factor")
                 entry["interval"] = interval_of(t) if perf else None
                 entry["latency_ms"] = perf.get("latency_ms")
+                if o.samples:
+                    entry["samples"] = fetch_samples(run_id, tag)
             except (ValueError, KeyError, IndexError, TypeError):
                 entry["error"] = (sub_err or sub_out)[-400:]
             return entry
