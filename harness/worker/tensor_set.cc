@@ -388,7 +388,8 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
       give_up();
       return absl::ResourceExhaustedError(absl::StrCat(
           "cannot write output '", slot.spec.name(), "' (", FormatBytes(slot.bytes), ") to ", tmp,
-          ": ", std::strerror(copy_error), " (the job folder's file system is full)"));
+          ": the job folder's file system could not give it pages, it is full "
+          "(MADV_POPULATE_WRITE: ", std::strerror(copy_error), ")"));
     }
     at = next_at;
     n = next_n;
