@@ -6,7 +6,9 @@ with `ModelNew = Model` appended (the reference as the candidate: the true speed
 timing mode (each problem set --allow-torch-only true: the reference does no work of its own,
 which integrity.no_own_kernel would reject), and records the verdict, the speedup and its 95 % interval (kiln's: the reference's
 latency interval over the candidate's, harness/model/speedup_interval.h). The report gives per
-mode how many PASSED, how many intervals contain 1.0, the distribution of |speedup - 1|, the
+mode how many PASSED, how many intervals contain 1.0, how many are ties at the noise floor (the
+interval widened by --noise-floor on both sides holds 1.0, as kiln report marks a tie), the
+distribution of |speedup - 1|, the
 time to each verdict, and the problems the node refused to register (with the reason). Problems
 run largest inputs first when --big-first is given, so the big ones are measured within budget.
 With --in-flight N, N submissions are outstanding at once: the node compiles (imports) the next
@@ -69,12 +71,16 @@ def main():
                    help="submissions outstanding at once (the node queues them on its device)")
     p.add_argument("--worker-logs", action="store_true",
                    help="write every run's worker cost lines to details/worker_logs.txt")
+    p.add_argument("--noise-floor", type=float, default=0.02,
+                   help="the floor the report's tie count uses (kiln report's default 0.02)")
     p.add_argument("--samples", action="store_true",
                    help="download every run's raw timing samples (candidate and reference) to "
                         "details/samples/, and give each run's slow samples in floor.jsonl")
     o = p.parse_args()
     if o.in_flight < 1:
         raise SystemExit("--in-flight must be at least 1")
+    if not 0 <= o.noise_floor < 1:
+        raise SystemExit("--noise-floor must be in [0, 1)")
     started = time.time()
     budget = agreement.Budget(o.budget_s)
     left = budget.left
@@ -264,11 +270,18 @@ def main():
             passed = [e for e in got if e.get("status") == "PASSED"]
             contain = [e for e in passed if e.get("interval") and
                        e["interval"][0] <= 1.0 <= e["interval"][1]]
+            # A tie as kiln report marks one (harness/model/speedup_interval.h, WithinNoise):
+            # the interval widened by the floor on both sides holds 1.0.
+            ties = [e for e in passed if e.get("interval") and
+                    e["interval"][0] / (1 + o.noise_floor) <= 1.0 <=
+                    e["interval"][1] * (1 + o.noise_floor)]
             dev = sorted(abs(e["speedup"] - 1) for e in passed if e.get("speedup"))
             walls = [e["wall_s"] for e in got]
             report += [f"## mode {mode}", "",
                        f"- submitted {len(got)}, PASSED {len(passed)}, interval contains 1.0: "
-                       f"{len(contain)} of {len(passed)}"]
+                       f"{len(contain)} of {len(passed)}, a tie at the noise floor "
+                       f"{o.noise_floor:g} (the interval widened by it holds 1.0): "
+                       f"{len(ties)} of {len(passed)}"]
             if dev:
                 q = lambda f: dev[min(len(dev) - 1, int(f * len(dev)))]  # noqa: E731
                 report.append(f"- |speedup - 1|: median {statistics.median(dev):.4f}, p90 "
