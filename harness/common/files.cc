@@ -1,6 +1,9 @@
 #include "harness/common/files.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,6 +91,18 @@ absl::Status WriteFile(const std::string& path, std::string_view content, bool d
         return content;
       },
       durable);
+}
+
+bool RamBacked(const std::string& dir) {
+  struct statfs fs {};
+  if (::statfs(dir.c_str(), &fs) != 0) return false;
+  return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+}
+
+int64_t FileSystemFreeBytes(const std::string& dir) {
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
+  return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
 }
 
 absl::Status MakeDirs(const std::string& path, int mode) {

@@ -2,6 +2,7 @@
 #ifndef KILN_HARNESS_COMMON_FILES_H_
 #define KILN_HARNESS_COMMON_FILES_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@ absl::Status WriteFileInParts(const std::string& path,
                               const std::function<absl::StatusOr<std::string_view>()>& next_part,
                               bool durable = false);
 absl::Status MakeDirs(const std::string& path, int mode = 0755);
+// Whether `dir` lies on a tmpfs or ramfs (its files are memory; nothing is written back).
+bool RamBacked(const std::string& dir);
+// Bytes an unprivileged writer may still put on the file system holding `dir`; -1 when unread.
+int64_t FileSystemFreeBytes(const std::string& dir);
 // Removes a tree; missing paths are not an error.
 absl::Status RemoveTree(const std::string& path);
 // Copies the plain files and folders under `from` into `to` (made as needed), never following a

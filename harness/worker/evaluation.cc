@@ -205,13 +205,8 @@ absl::Status Evaluation::CheckedCall(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the checked call of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
-  const auto write_start = Clock::now();
-  s = tensors_->WriteOutputs(request_.output_dir(), trial, &record);
-  costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
+  s = WriteTrialOutputs(trial, &record, "t");
   if (!s.ok()) return s;
-  // Threads of kiln's own wrote a large output: the other threads' CPU time is counted from
-  // after them.
-  if (tensors_->TakeUsedWriteThreads()) helpers_.StartAfterOwnThreads();
   *result_.add_trials() = std::move(record);
   if (!checks_ || inplace_) return absl::OkStatus();
   absl::StatusOr<std::vector<uint64_t>> sums = tensors_->OutputChecksums();
@@ -222,6 +217,17 @@ absl::Status Evaluation::CheckedCall(int trial) {
   if (!bytes.ok()) return bytes.status();
   checked_outputs_ = *std::move(bytes);
   return absl::OkStatus();
+}
+
+absl::Status Evaluation::WriteTrialOutputs(int trial, v1::TrialOutputs* record,
+                                           const std::string& prefix) {
+  const auto start = Clock::now();
+  absl::Status s = tensors_->WriteOutputs(request_.output_dir(), trial, record, prefix);
+  costs_.write += std::chrono::duration<double>(Clock::now() - start).count();
+  // Threads of kiln's own wrote a large output: the other threads' CPU time is counted from
+  // after them.
+  if (s.ok() && tensors_->TakeUsedWriteThreads()) helpers_.StartAfterOwnThreads();
+  return s;
 }
 
 absl::Status Evaluation::DeterminismCall(int trial) {

@@ -180,13 +180,8 @@ absl::Status Evaluation::Recheck(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the recheck of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
-  const auto write_start = Clock::now();
-  s = tensors_->WriteOutputs(request_.output_dir(), trial, &record, "r");
-  costs_.write += std::chrono::duration<double>(Clock::now() - write_start).count();
+  s = WriteTrialOutputs(trial, &record, "r");
   if (!s.ok()) return s;
-  // Threads of kiln's own wrote a large output: the other threads' CPU time is counted from
-  // after them.
-  if (tensors_->TakeUsedWriteThreads()) helpers_.StartAfterOwnThreads();
   *result_.add_rechecks() = std::move(record);
   return absl::OkStatus();
 }

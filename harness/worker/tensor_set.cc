@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -263,20 +262,9 @@ namespace {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
 #endif
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-
-// Outputs from this size on, in a folder on a tmpfs, are written by several threads.
+// Outputs from this size on, in a RAM-backed folder, are written by several threads.
 constexpr int64_t kParallelWriteFrom = int64_t{256} << 20;
 constexpr int kWriteThreads = 8;
-
-bool OnTmpfs(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  struct statfs fs {};
-  return ::statfs(dir.c_str(), &fs) == 0 && static_cast<uint64_t>(fs.f_type) == TMPFS_MAGIC;
-}
 
 // Copies `n` bytes to a shared mapping of a tmpfs file, split over `threads` threads. Each part's
 // pages are made first with MADV_POPULATE_WRITE, which reports a full tmpfs as an error where a
@@ -309,7 +297,9 @@ int CopyIntoMapping(char* dst, const char* src, size_t n, int threads) {
 }  // namespace
 
 absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const Slot& slot) {
-  if (slot.bytes >= kParallelWriteFrom && OnTmpfs(path)) {
+  const size_t slash = path.rfind('/');
+  if (slot.bytes >= kParallelWriteFrom &&
+      RamBacked(slash == std::string::npos ? "." : path.substr(0, slash + 1))) {
     absl::StatusOr<bool> written = WriteDeviceOutputInParallel(path, slot);
     if (!written.ok() || *written) return written.status();
   }

@@ -2,11 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,12 +25,6 @@
 namespace kiln {
 namespace {
 
-bool RamBacked(const std::string& dir) {
-  struct statfs fs {};
-  if (::statfs(dir.c_str(), &fs) != 0) return false;
-  return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
-}
-
 // MemAvailable of /proc/meminfo in bytes; -1 when unread.
 int64_t MemAvailableBytes() {
   std::ifstream in("/proc/meminfo");
@@ -45,13 +36,6 @@ int64_t MemAvailableBytes() {
     if (key == "MemAvailable:") return kib * 1024;
   }
   return -1;
-}
-
-// Bytes an unprivileged writer may still put on the file system holding `dir`; -1 when unread.
-int64_t FileSystemFreeBytes(const std::string& dir) {
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
-  return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
 }
 
 constexpr char kPrefix[] = "kiln-jobs-";

@@ -1,9 +1,6 @@
 // A device output written to the job folder: the large ones on a tmpfs go through a shared
 // mapping filled by several threads (TensorSet::WriteDeviceOutputInParallel); both paths must
 // leave the same bytes, and no temporary file.
-#include <sys/statvfs.h>
-#include <sys/vfs.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "harness/backend/host/host_device.h"
+#include "harness/common/files.h"
 #include "harness/worker/tensor_set.h"
 #include "tests/unit/worker/worker_fixture.h"
 
@@ -60,17 +58,6 @@ class CopyOnlyDevice final : public Device {
   int copies_ = 0;
 };
 
-bool IsTmpfs(const std::string& dir) {
-  struct statfs fs {};
-  return ::statfs(dir.c_str(), &fs) == 0 && static_cast<uint64_t>(fs.f_type) == 0x01021994;
-}
-
-int64_t FreeBytes(const std::string& dir) {
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) return 0;
-  return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
-}
-
 // Writes vector_add's output c (n float32, a pattern of its own) to `dir`; returns the file's
 // bytes and whether threads wrote it.
 std::string WriteOutput(CopyOnlyDevice& device, const std::string& dir, int64_t n,
@@ -102,7 +89,7 @@ TEST_CASE("a large output in a tmpfs job folder is written by threads, byte for 
   const std::string shm = "/dev/shm";
   // 256 MiB (where the threads take over) and a part page more: five chunks, the last short.
   const int64_t n = (int64_t{256} << 18) + 1027;
-  if (!IsTmpfs(shm) || FreeBytes(shm) < 4 * n * 4) {
+  if (!RamBacked(shm) || FileSystemFreeBytes(shm) < 4 * n * 4) {
     WARN("SKIPPED: no tmpfs at /dev/shm with 2 GiB free; the threaded output write is not "
          "exercised here");
     return;
