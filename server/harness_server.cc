@@ -41,6 +41,7 @@
 #include "server/evaluation/admission.h"
 #include "server/evaluation/reference_timing_cache.h"
 #include "server/evaluation/run_progress_board.h"
+#include "server/evaluation/folder_reaper.h"
 #include "server/evaluation/scratch_space.h"
 #include "server/evaluation/scheduler.h"
 #include "server/evaluation/spare_workers.h"
@@ -151,6 +152,10 @@ absl::Status ValidateOptions(const HarnessOptions& o) {
   if (o.compile_threads < 0) {
     return absl::InvalidArgumentError("--compile-threads: must be >= 0 (0: half the CPU cores)");
   }
+  if (o.compile_nice < 0 || o.compile_nice > 19) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--compile-nice: must be between 0 and 19, not ", o.compile_nice));
+  }
   if (o.max_queue < 1) return absl::InvalidArgumentError("max queue: must be >= 1");
   if (!(o.worker_timeout_s > 0)) return absl::InvalidArgumentError("worker timeout: must be > 0");
   if (!(o.compile_timeout_s > 0)) {
@@ -222,6 +227,9 @@ class HarnessServerImpl final : public HarnessServer {
   std::unique_ptr<WarmWorkers> warm_;  // outlives the scheduler and the runs using it
   std::unique_ptr<SpareWorkers> spares_;  // the same
   RunProgressBoard progress_;              // the same
+  // Removes the runs' job folders; stopped (everything removed) after the scheduler, before the
+  // scratch space and the workers' folders go.
+  std::unique_ptr<FolderReaper> reaper_;
   std::set<std::string> builtin_names_;
   NodeContext node_;
   std::unique_ptr<Authenticator> auth_;
@@ -462,6 +470,8 @@ absl::Status HarnessServerImpl::Open() {
     warm_ = std::make_unique<WarmWorkers>();
     node_.warm = warm_.get();
   }
+  reaper_ = std::make_unique<FolderReaper>(/*log=*/!options_.quiet);
+  node_.reaper = reaper_.get();
   if (options_.python_spares) {
     spares_ = std::make_unique<SpareWorkers>();
     node_.spares = spares_.get();
@@ -479,7 +489,7 @@ absl::Status HarnessServerImpl::Open() {
           ? options_.compile_threads
           : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 2, 16);
   scheduler_ = std::make_unique<Scheduler>(compile_threads, options_.max_queue, backends_,
-                                           metrics_.get());
+                                           metrics_.get(), options_.compile_nice);
   ServiceContext context;
   context.node = &node_;
   context.scheduler = scheduler_.get();

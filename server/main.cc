@@ -29,6 +29,9 @@ ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, second
 ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
 ABSL_FLAG(int, compile_threads, 0,
           "compiles run side by side; 0: half the CPU cores, between 2 and 16");
+ABSL_FLAG(int, compile_nice, 10,
+          "nice value (0 to 19) of the compile threads and the compilers they start, so that "
+          "the run holding a device slot gets the CPU first; 0: as the harness");
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
 ABSL_FLAG(int64_t, host_flush_mb, 0,
@@ -89,6 +92,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.compile_timeout_s = absl::GetFlag(FLAGS_compile_timeout_s);
   o.max_queue = absl::GetFlag(FLAGS_max_queue);
   o.compile_threads = absl::GetFlag(FLAGS_compile_threads);
+  o.compile_nice = absl::GetFlag(FLAGS_compile_nice);
   o.quiet = absl::GetFlag(FLAGS_quiet);
   o.host_flush_mb = absl::GetFlag(FLAGS_host_flush_mb);
   o.python = absl::GetFlag(FLAGS_python);
@@ -110,6 +114,7 @@ constexpr char kUsage[] =
     "                    [--check-references=true|false] [--python PATH|none]\n"
     "                    [--host-flush-mb N] [--warm-references=true|false]\n"
     "                    [--python-spares=true|false] [--compile-threads N]\n"
+    "                    [--compile-nice N]\n"
     "                    [--scratch-dir auto|DIR|'']\n"
     "\n"
     "Serves kiln.v1.Harness. Port 0 picks a free port; the line \"kiln-harness listening on\n"
@@ -144,7 +149,11 @@ constexpr char kUsage[] =
     "                            empty: the data dir). A run whose outputs do not fit in half\n"
     "                            the free memory writes in the data dir\n"
     "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
-    "                            cores, between 2 and 16)\n";
+    "                            cores, between 2 and 16)\n"
+    "  --compile-nice N          nice value of the compile threads and every compiler or\n"
+    "                            check they start (default 10; 0 to 19; 0: none): while\n"
+    "                            queued runs compile, the run on a device slot, whose worker\n"
+    "                            checks every timed call, gets the CPU first\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

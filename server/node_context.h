@@ -19,6 +19,7 @@
 
 namespace kiln {
 
+class FolderReaper;
 class RunProgressBoard;
 class ScratchSpace;
 class SpareWorkers;
@@ -34,6 +35,8 @@ struct NodeContext {
   std::string jobs_dir;
   // Decides whether a run's outputs fit in the RAM-backed folder (null: tests; jobs_dir only).
   ScratchSpace* scratch = nullptr;
+  // Removes the runs' job folders off their device slots (null: removed where discarded).
+  FolderReaper* reaper = nullptr;
   std::string blob_root;      // where relative safetensors paths of workloads resolve
   std::string worker_path;    // kiln-worker
   std::string server_secret;  // mixed into every input seed

@@ -24,6 +24,7 @@
 #include "server/evaluation/profile_run.h"
 #include "server/evaluation/role_run.h"
 #include "server/evaluation/run_progress_board.h"
+#include "server/evaluation/folder_reaper.h"
 #include "server/evaluation/scratch_space.h"
 #include "server/evaluation/workload_evaluation.h"
 #include "server/log_line.h"
@@ -260,6 +261,11 @@ void Evaluation::RunOnDevice(int device_slot) {
     std::string why = "no RAM-backed folder";
     if (node_.scratch->has_fast_dir()) {
       scratch_reserved = node_.scratch->Reserve(output_bytes, per_worker_bytes, &why);
+      // The files of runs before it may still be being removed (their room is still reserved
+      // and still used): once they are gone, it is asked again.
+      if (!scratch_reserved && node_.reaper != nullptr && node_.reaper->Flush()) {
+        scratch_reserved = node_.scratch->Reserve(output_bytes, per_worker_bytes, &why);
+      }
       if (!scratch_reserved) {
         node.jobs_dir = node_.scratch->disk_dir();
         node.warm = nullptr;
@@ -313,14 +319,18 @@ void Evaluation::RunOnDevice(int device_slot) {
         }
         RememberIntegrityWarnings(result.detail);
         ArchiveSamples(i, result.detail);
-        // Outputs can be large; what matters is in the archive now.
-        (void)RemoveTree(absl::StrCat(run_dir, "/w", i));
+        // Outputs can be large; what matters is in the archive now. They are removed off the
+        // device slot.
+        DiscardFolder(node_.reaper, absl::StrCat(run_dir, "/w", i));
         RecordTrace(i, std::move(result.evaluation), std::move(result.detail));
       });
   if (cancelled()) FailRemaining(v1::CANCELLED, "cancelled", "");
   if (admitted_.profile.has_value()) ProfileOnDevice(device_slot, run_dir);
-  (void)RemoveTree(run_dir);
-  if (scratch_reserved) node_.scratch->Release(output_bytes);
+  // The RAM-backed folder's room is given back once the files are gone.
+  ScratchSpace* scratch = scratch_reserved ? node_.scratch : nullptr;
+  DiscardFolder(node_.reaper, run_dir, [scratch, output_bytes] {
+    if (scratch != nullptr) scratch->Release(output_bytes);
+  });
   node_.metrics->EvaluationFinished(SecondsSince(started));
 }
 

@@ -1,14 +1,22 @@
 #include "server/evaluation/scheduler.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/log_line.h"
 
 namespace kiln {
 
 Scheduler::Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends,
-                     Metrics* metrics)
+                     Metrics* metrics, int compile_nice)
     : max_queue_(std::max(1, max_queue)), metrics_(metrics) {
   for (const NodeBackend& b : backends) {
     backend_names_.push_back(b.name);
@@ -16,7 +24,7 @@ Scheduler::Scheduler(int compile_threads, int max_queue, const std::vector<NodeB
   }
   device_queues_.resize(backends.size());
   for (int i = 0; i < std::max(1, compile_threads); ++i) {
-    threads_.emplace_back([this] { CompileLoop(); });
+    threads_.emplace_back([this, compile_nice] { CompileLoop(compile_nice); });
   }
   for (size_t b = 0; b < backends.size(); ++b) {
     for (size_t d = 0; d < backends[b].devices.size(); ++d) {
@@ -86,7 +94,19 @@ void Scheduler::Stop() {
   for (std::thread& t : threads_) t.join();
 }
 
-void Scheduler::CompileLoop() {
+void Scheduler::CompileLoop(int nice) {
+  // Linux keeps a nice value per thread, and a forked child starts with its thread's. Raising
+  // it needs no privilege.
+  if (nice > 0) {
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, tid);
+    if ((now == -1 && errno != 0) ||
+        ::setpriority(PRIO_PROCESS, tid, std::min(19, now + nice)) != 0) {
+      LogEvent(false, "compile_nice_not_set",
+               {{"nice", std::to_string(nice)}, {"error", std::strerror(errno)}});
+    }
+  }
   for (;;) {
     std::shared_ptr<ScheduledRun> run;
     {

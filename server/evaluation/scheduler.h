@@ -29,8 +29,12 @@ class Scheduler {
  public:
   // Starts `compile_threads` compile threads and one thread per device of each backend.
   // `metrics` (never null) hears how long each device slot was held; it must outlive this.
+  // `compile_nice` (0 to 19) is added to the nice value of the compile threads (at most 19), and
+  // so of every compiler and check they start (a process inherits the nice value of the thread
+  // that forked it): while nvcc runs for queued runs, the run holding a device slot (its
+  // worker's checks between timed calls, the harness judging its outputs) gets the CPU first.
   Scheduler(int compile_threads, int max_queue, const std::vector<NodeBackend>& backends,
-            Metrics* metrics = NullMetrics());
+            Metrics* metrics = NullMetrics(), int compile_nice = 0);
   // Stop().
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
@@ -56,7 +60,7 @@ class Scheduler {
   NodeLoad Load() const;
 
  private:
-  void CompileLoop();
+  void CompileLoop(int nice);
   void DeviceLoop(size_t backend, int device);
   void Done();  // a run has finished: give back its reservation
   // Whether `device` is the lowest-numbered free slot of `backend`; mu_ held.

@@ -30,6 +30,7 @@
 #include "server/evaluation/admission.h"
 #include "server/evaluation/baseline_program.h"
 #include "server/evaluation/batch_references.h"
+#include "server/evaluation/folder_reaper.h"
 #include "server/evaluation/output_comparison.h"
 #include "server/evaluation/role_run.h"
 #include "server/evaluation/spare_workers.h"
@@ -411,7 +412,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   std::vector<WorkloadState> states(jobs.size());
   std::vector<WorkloadState*> ready;
   auto finish = [&](WorkloadState& w) {
-    if (!w.ref_folder.empty()) (void)RemoveTree(w.ref_folder);
+    if (!w.ref_folder.empty()) DiscardFolder(node.reaper, w.ref_folder);
     done(w.job->index, std::move(w.out));
   };
   if (jobs.empty()) return;
@@ -443,11 +444,11 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     });
   }
   // A candidate started early and not used: its process ends, its spare folder goes.
-  auto drop_early = [&early] {
+  auto drop_early = [&early, &node] {
     if (!early.valid()) return;
     CandidateWorker unused = early.get();
     unused.session.reset();
-    if (!unused.spare_dir.empty()) (void)RemoveTree(unused.spare_dir);
+    if (!unused.spare_dir.empty()) DiscardFolder(node.reaper, unused.spare_dir);
   };
   // 1. Every reference first: nothing of the candidate runs while a reference is timed.
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -496,7 +497,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     if (cand.session == nullptr || !cand.session->open()) {
       cand.session.reset();
       std::vector<WorkloadState*> rest(ready.begin() + static_cast<long>(k), ready.end());
-      if (!cand.spare_dir.empty()) (void)RemoveTree(cand.spare_dir);
+      if (!cand.spare_dir.empty()) DiscardFolder(node.reaper, cand.spare_dir);
       cand = StartCandidate(node, *w.job, program,
                             processes == 0 ? first_folder
                                            : absl::StrCat(first_folder, "_", processes),
@@ -538,7 +539,9 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
     Judge(run, peak_gbps, w);
     node.metrics->VerdictStage("judge", absl::ToDoubleSeconds(absl::Now() - judged));
     all_passed &= w.out.evaluation.status() == v1::PASSED;
-    if (cand.started.ok()) (void)RemoveTree(absl::StrCat(cand.worker.dir, "/w", w.job->index));
+    if (cand.started.ok()) {
+      DiscardFolder(node.reaper, absl::StrCat(cand.worker.dir, "/w", w.job->index));
+    }
     if (!baselines) {
       // Only the reference's own entry: nothing more runs.
       AddBaselines(node, *w.job, w.base, w.ref, w.ref_timing, w.ref_cached, on_stage, cancel,
@@ -553,7 +556,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
                         TritonCacheOf(*first.candidate), /*overwrite=*/false,
                         kMaxTritonCacheBytes);
   }
-  if (!cand.spare_dir.empty()) (void)RemoveTree(cand.spare_dir);
+  if (!cand.spare_dir.empty()) DiscardFolder(node.reaper, cand.spare_dir);
   if (!baselines) return;
   // 3. Baselines, timed on the same inputs with no candidate process left.
   for (WorkloadState* w : ready) {

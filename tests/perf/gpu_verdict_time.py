@@ -29,10 +29,12 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -121,10 +123,47 @@ def variant(solution, definition, work, tag, comment=""):
     return dst
 
 
+def kiln_with_timeline(node, args, tag, timeout):
+    """Runs the CLI as node.kiln does, and stamps each progress line of its stderr with the
+    seconds since the CLI started: details/TAG.timeline. Returns (rc, stdout, timeline)."""
+    cmd = [os.path.join(node.bin, "kiln"), "--server", node.addr] + args
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    timeline, chunks = [], []
+
+    def read_err():
+        for line in proc.stderr:
+            timeline.append((round(time.monotonic() - start, 4), line.rstrip("\n")))
+
+    def read_out():
+        chunks.append(proc.stdout.read())
+
+    readers = [threading.Thread(target=read_err), threading.Thread(target=read_out)]
+    for r in readers:
+        r.start()
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc = 124
+    end = round(time.monotonic() - start, 4)
+    for r in readers:
+        r.join()
+    out = "".join(chunks)
+    timeline.append((end, "[exit]"))
+    with open(os.path.join(node.details, tag + ".out"), "w") as f:
+        f.write(out)
+    with open(os.path.join(node.details, tag + ".timeline"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + "".join(f"{t:8.4f}  {line}\n" for t, line in timeline))
+    return rc, out, timeline
+
+
 def submit(node, definition, folder, workloads, tag, timeout=180):
     start = time.monotonic()
-    rc, out = node.kiln(["submit", "--definition", definition, "--solution", folder, "--workloads",
-                         workloads, "--mode", "official", "--json"], tag, timeout)
+    rc, out, timeline = kiln_with_timeline(
+        node, ["submit", "--definition", definition, "--solution", folder, "--workloads",
+               workloads, "--mode", "official", "--json"], tag, timeout)
     wall = time.monotonic() - start
     doc = agreement.parse_json(out) or {}
     run = {}
@@ -139,34 +178,45 @@ def submit(node, definition, folder, workloads, tag, timeout=180):
                                                 "compile_cache_hit")},
             "latency_ms": [((t.get("evaluation") or {}).get("performance") or {}).get("latency_ms")
                            for t in doc.get("traces", [])],
-            "reason": run.get("reason", "")}
+            "reason": run.get("reason", ""), "timeline": timeline}
 
 
 def submit_many(node, jobs, tag):
-    """Submits every (definition, folder, workloads) at once; wall from first to last verdict."""
-    procs = []
+    """Submits every (definition, folder, workloads) at once; wall from first to last verdict.
+    Each CLI's progress lines are stamped (details/TAG_I.timeline) with the seconds since the
+    first submit, so the report can say when each run held the device."""
+    import concurrent.futures
     start = time.monotonic()
-    for i, (definition, folder, workloads) in enumerate(jobs):
-        out = open(os.path.join(node.details, f"{tag}_{i}.out"), "w")
-        cmd = [os.path.join(node.bin, "kiln"), "--server", node.addr, "submit", "--definition",
-               definition, "--solution", folder, "--workloads", workloads, "--mode", "official",
-               "--json"]
-        procs.append((subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), out))
-    statuses = []
-    for p, out in procs:
-        try:
-            p.wait(timeout=max(10, 400 - (time.monotonic() - start)))
-        except subprocess.TimeoutExpired:
-            p.kill()
-        out.close()
+
+    def one(i, job):
+        definition, folder, workloads = job
+        offset = time.monotonic() - start
+        rc, out, timeline = kiln_with_timeline(
+            node, ["submit", "--definition", definition, "--solution", folder, "--workloads",
+                   workloads, "--mode", "official", "--json"], f"{tag}_{i}",
+            max(10, 400 - offset))
+        doc = agreement.parse_json(out) or {}
+        return doc.get("status", "NO_VERDICT"), [(round(t + offset, 4), l) for t, l in timeline]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        done = list(pool.map(lambda a: one(*a), enumerate(jobs)))
     wall = time.monotonic() - start
-    for i in range(len(jobs)):
-        with open(os.path.join(node.details, f"{tag}_{i}.out")) as f:
-            doc = agreement.parse_json(f.read()) or {}
-        statuses.append(doc.get("status", "NO_VERDICT"))
+    statuses = [d[0] for d in done]
+    # When each run was on the device: its first line about a workload (the reference's work
+    # starts once it holds the slot) to its last line before the CLI exits.
+    on_device = []
+    for _, timeline in done:
+        work = [t for t, line in timeline if "workload" in line or "reference" in line]
+        if work:
+            on_device.append((work[0], timeline[-1][0]))
+    on_device.sort()
+    held = [round(b - a, 3) for a, b in on_device]
     return {"n": len(jobs), "wall_s": round(wall, 2),
             "verdicts_per_min": round(60 * len(jobs) / wall, 1) if wall > 0 else 0,
-            "statuses": statuses}
+            "statuses": statuses,
+            "first_device_line_s": on_device[0][0] if on_device else None,
+            "per_run_device_to_exit_s_median": median(held),
+            "device_windows": on_device}
 
 
 def stage_means(metrics_text):
@@ -214,6 +264,39 @@ def median(values):
 
 # The verdict each case must get.
 EXPECTED = {"wrong": "INCORRECT_NUMERICAL"}
+
+
+def measure_throughput(node, files, work, budget, out, label, batch):
+    """16 different CUDA candidates queued at once (cold compiles), the same 16 again (cache
+    hits) and, with `batch`, the 16 as one batch."""
+    native_def, native_jsonl = "perf_rmsnorm_h4096", files["perf_rmsnorm_h4096"][1]
+    folders = [variant("rmsnorm_h4096_tuned", native_def, work, f"{label}_q{i}",
+                       comment=f"queued {i} {random.random()}") for i in range(16)]
+    jobs = [(native_def, f, native_jsonl) for f in folders]
+    out["queued16_cold"] = submit_many(node, jobs, f"{label}_q16cold")
+    print(f"{label} 16 queued, cold compiles: {summary(out['queued16_cold'])}", flush=True)
+    if budget.left() > 90:
+        out["queued16_warm"] = submit_many(node, jobs, f"{label}_q16warm")
+        print(f"{label} 16 queued, cache hits: {summary(out['queued16_warm'])}", flush=True)
+    if batch and budget.left() > 60:
+        # The same 16 as one batch: one `kiln submit` with 16 --solution flags.
+        args = ["submit", "--definition", native_def, "--workloads", native_jsonl, "--mode",
+                "official", "--json"]
+        for f in folders:
+            args += ["--solution", f]
+        start = time.monotonic()
+        rc, text = node.kiln(args, f"{label}_batch16", 300)
+        wall = time.monotonic() - start
+        doc = agreement.parse_json(text) or {}
+        statuses = [r.get("status") for r in doc.get("runs", [])]
+        out["batch16_warm"] = {"n": len(statuses), "wall_s": round(wall, 2),
+                               "verdicts_per_min": round(60 * len(statuses) / wall, 1)
+                               if wall > 0 else 0, "statuses": statuses}
+        print(f"{label} one batch of 16, cache hits: {out['batch16_warm']}", flush=True)
+
+
+def summary(q):
+    return {k: v for k, v in q.items() if k != "device_windows"}
 
 
 def measure(node, files, work, warm, budget, results, label, cold, throughput):
@@ -276,29 +359,7 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
         print(f"{label} new Triton source: median {out['triton_cold']['median_s']} s, compile "
               f"stage {out['triton_cold']['compile_s_median']} s", flush=True)
     if throughput and budget.left() > 150:
-        folders = [variant("rmsnorm_h4096_tuned", native_def, work, f"{label}_q{i}",
-                           comment=f"queued {i} {random.random()}") for i in range(16)]
-        jobs = [(native_def, f, native_jsonl) for f in folders]
-        out["queued16_cold"] = submit_many(node, jobs, f"{label}_q16cold")
-        print(f"{label} 16 queued, cold compiles: {out['queued16_cold']}", flush=True)
-        if budget.left() > 90:
-            out["queued16_warm"] = submit_many(node, jobs, f"{label}_q16warm")
-            print(f"{label} 16 queued, cache hits: {out['queued16_warm']}", flush=True)
-        if budget.left() > 60:
-            # The same 16 as one batch: one `kiln submit` with 16 --solution flags.
-            args = ["submit", "--definition", native_def, "--workloads", native_jsonl, "--mode",
-                    "official", "--json"]
-            for f in folders:
-                args += ["--solution", f]
-            start = time.monotonic()
-            rc, text = node.kiln(args, f"{label}_batch16", 300)
-            wall = time.monotonic() - start
-            doc = agreement.parse_json(text) or {}
-            statuses = [r.get("status") for r in doc.get("runs", [])]
-            out["batch16_warm"] = {"n": len(statuses), "wall_s": round(wall, 2),
-                                   "verdicts_per_min": round(60 * len(statuses) / wall, 1)
-                                   if wall > 0 else 0, "statuses": statuses}
-            print(f"{label} one batch of 16, cache hits: {out['batch16_warm']}", flush=True)
+        measure_throughput(node, files, work, budget, out, label, batch=True)
     text = node.metrics()
     with open(os.path.join(node.details, "metrics.txt"), "w") as f:
         f.write(text)
@@ -354,6 +415,10 @@ def main():
     parser.add_argument("--warm", type=int, default=5)
     parser.add_argument("--budget-s", type=float, default=420)
     parser.add_argument("--skip-baseline-node", action="store_true")
+    parser.add_argument("--ab-flags", default="",
+                        help="harness flags to compare with kiln's defaults: throughput only "
+                        "(16 queued, cold then cache hits), on harnesses alternated A B B A ...")
+    parser.add_argument("--ab-rounds", type=int, default=2)
     parser.add_argument("--quick", action="store_true",
                         help="kiln's defaults only: no throughput, no --warm-references=false")
     opts = parser.parse_args()
@@ -393,6 +458,29 @@ def main():
                     label, cold, throughput)
         finally:
             node.stop()
+    if opts.ab_flags:
+        ab = results.setdefault("ab", [])
+        for r in range(opts.ab_rounds):
+            order = [("default", []), ("flags", shlex.split(opts.ab_flags))]
+            for name, flags in (order if r % 2 == 0 else order[::-1]):
+                if budget.left() < 120:
+                    break
+                label = f"ab{r}_{name}"
+                node = Node(bundle, work, details, label, flags)
+                node.start()
+                try:
+                    def_json, jsonl = files["perf_rmsnorm_h4096"]
+                    node.kiln(["defs", "add", def_json, "--workloads", jsonl],
+                              f"{label}_defs", 300)
+                    entry = {"round": r, "setup": name, "flags": flags}
+                    measure_throughput(node, files, work, budget, entry, label, batch=False)
+                    text = node.metrics()
+                    entry["device_held_fraction_while_pending"] = gauge(
+                        text, "kiln_device_held_fraction_while_pending")
+                    entry["stage_means_s"] = stage_means(text)
+                    ab.append(entry)
+                finally:
+                    node.stop()
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     failed = []
@@ -434,7 +522,9 @@ def main():
         if key in k:
             q = k[key]
             lines.append(f"{key}: {q['n']} verdicts in {q['wall_s']} s = {q['verdicts_per_min']} "
-                         f"per minute; statuses {sorted(set(q['statuses']))}")
+                         f"per minute; median run from its first line on the device to its "
+                         f"verdict {q.get('per_run_device_to_exit_s_median')} s; statuses "
+                         f"{sorted(set(q['statuses']))}")
             failed += [f"{key}: {s}" for s in q["statuses"] if s != "PASSED"]
     for label, _, _, _ in setups:
         means = results.get(label, {}).get("stage_means_s")
@@ -443,6 +533,30 @@ def main():
                       ", ".join(f"{s} {m} ({n})" for s, (m, n) in sorted(means.items()))]
             lines.append(f"{label}: device held while runs pending: "
                          f"{results[label].get('device_held_fraction_while_pending')}")
+    if results.get("ab"):
+        lines += ["", f"throughput, kiln's defaults against `{opts.ab_flags}` (alternated):", "",
+                  "| round | setup | 16 cold: per minute (wall s) | median run on device to "
+                  "verdict s | 16 cache hits: per minute (wall s) | median s | device held "
+                  "while pending |", "|---|---|---|---|---|---|---|"]
+        for e in results["ab"]:
+            c, w = e.get("queued16_cold", {}), e.get("queued16_warm", {})
+            lines.append(f"| {e['round']} | {e['setup']} | {c.get('verdicts_per_min')} "
+                         f"({c.get('wall_s')}) | {c.get('per_run_device_to_exit_s_median')} | "
+                         f"{w.get('verdicts_per_min')} ({w.get('wall_s')}) | "
+                         f"{w.get('per_run_device_to_exit_s_median')} | "
+                         f"{e.get('device_held_fraction_while_pending')} |")
+            for key in ("queued16_cold", "queued16_warm"):
+                failed += [f"ab {e['setup']} {key}: {st}" for st in e.get(key, {}).get(
+                    "statuses", []) if st != "PASSED"]
+    # Where a warm verdict's time goes, as the client saw it: the progress lines of the last warm
+    # submission of each case, stamped with the seconds since `kiln submit` started.
+    for case in ("native", "python", "triton"):
+        warm = k.get(case, {}).get("warm") or []
+        if warm and warm[-1].get("timeline"):
+            lines += ["", f"kiln {case}, last warm submission ({warm[-1]['wall_s']} s), its progress "
+                          "lines:", "```"]
+            lines += [f"{t:7.3f}  {text[:140]}" for t, text in warm[-1]["timeline"]]
+            lines.append("```")
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -56,6 +56,19 @@ TEST_CASE("Start refuses an unknown default mode") {
   CHECK_THAT(std::string(server.status().message()), Catch::Contains("mode: 'fast'"));
 }
 
+TEST_CASE("Start refuses a --compile-nice outside 0 to 19, naming the flag") {
+  TempDir dir;
+  for (int nice : {-1, 20}) {
+    HarnessOptions options = testing::TestOptions(dir.path + "/data");
+    options.compile_nice = nice;
+    auto server = HarnessServer::Start(options);
+    REQUIRE(!server.ok());
+    CHECK(server.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK_THAT(std::string(server.status().message()),
+               Catch::StartsWith("--compile-nice: must be between 0 and 19"));
+  }
+}
+
 TEST_CASE("a second node cannot take a port that is in use") {
   TempDir dir;
   auto first = HarnessServer::Start(testing::TestOptions(dir.path + "/a"));

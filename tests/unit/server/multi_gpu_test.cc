@@ -3,6 +3,9 @@
 // its device. No GPU needed: the GPUs are described, the /proc tree is fake, the scheduler's runs
 // are stand-ins.
 #include <catch2/catch.hpp>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -165,11 +168,16 @@ class FakeRun : public ScheduledRun {
  public:
   FakeRun(std::string backend, std::atomic<int>* compiles) : backend_(std::move(backend)),
                                                               compiles_(compiles) {}
-  void Compile() override { ++*compiles_; }
+  void Compile() override {
+    compile_nice_ = ThreadNice();
+    ++*compiles_;
+  }
   bool NeedsDevice() const override { return true; }
   const std::string& backend() const override { return backend_; }
   void RunOnDevice(int slot) override {
+    const int nice = ThreadNice();
     std::unique_lock<std::mutex> lock(mu_);
+    device_nice_ = nice;
     slot_ = slot;
     started_ = true;
     cv_.notify_all();
@@ -202,6 +210,15 @@ class FakeRun : public ScheduledRun {
     std::lock_guard<std::mutex> lock(mu_);
     return slot_;
   }
+  // The nice values of the threads that compiled it and ran it on its slot.
+  int compile_nice() const { return compile_nice_.load(); }
+  int device_nice() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return device_nice_;
+  }
+  static int ThreadNice() {
+    return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  }
 
  private:
   const std::string backend_;
@@ -210,6 +227,8 @@ class FakeRun : public ScheduledRun {
   std::condition_variable cv_;
   bool started_ = false, released_ = false, finished_ = false;
   int slot_ = -1;
+  std::atomic<int> compile_nice_{-100};
+  int device_nice_ = -100;
 };
 
 NodeBackend FakeGpus(int count) {
@@ -285,6 +304,20 @@ TEST_CASE("runs on different GPU slots proceed in parallel and a third waits for
   third->Release();
   REQUIRE(first->WaitFinished());
   REQUIRE(third->WaitFinished());
+}
+
+TEST_CASE("compile threads run at the harness's nice value plus --compile-nice, slots at its own") {
+  const int base = FakeRun::ThreadNice();
+  Scheduler scheduler(/*compile_threads=*/2, /*max_queue=*/16, {FakeGpus(1)}, NullMetrics(),
+                      /*compile_nice=*/7);
+  Runs runs;
+  auto run = Submit(scheduler, runs);
+  REQUIRE(run->WaitStarted());
+  CHECK(run->compile_nice() == std::min(19, base + 7));
+  CHECK(run->device_nice() == base);
+  CHECK(FakeRun::ThreadNice() == base);  // the harness's own threads are untouched
+  run->Release();
+  REQUIRE(run->WaitFinished());
 }
 
 TEST_CASE("a run waiting for cuda takes the lowest free cuda slot") {
