@@ -18,11 +18,12 @@ from kiln_runner.runner import Runner
 from kiln_runner.solution import _serve_load_inline, _writable_package, load_solution
 
 
-def _import_ahead(solutions, say=None):
+def _import_ahead(solutions, say=None, candidate=False):
     """What a runner started ahead of need imports before it knows what it runs: torch and, for
     solutions (checks and candidates), torch.utils.cpp_extension (which kiln's load_inline takes
     the place of) and triton. A failure is left for the first request to report. With `say` (a
-    runner whose log is its own, not a check's) the log says which it was."""
+    runner whose log is its own, not a check's) the log says which it was. A `candidate` also
+    computes Triton's cache key (_triton_key_ahead), which a check never needs."""
     try:
         import torch
         if solutions:
@@ -31,14 +32,41 @@ def _import_ahead(solutions, say=None):
         if say:
             print(f"kiln python runner: {say}: {e!r}", file=sys.stderr, flush=True)
         return
+    hashed = ""
     if solutions:
         try:
             import triton  # noqa: F401
         except Exception:
             pass
+        else:
+            hashed = _triton_key_ahead() if candidate else ""
     if say:
-        print(f"kiln python runner: {say}: torch {torch.__version__} imported ahead of need",
-              file=sys.stderr, flush=True)
+        print(f"kiln python runner: {say}: torch {torch.__version__} imported ahead of need"
+              f"{hashed}", file=sys.stderr, flush=True)
+
+
+def _triton_key_ahead():
+    """Triton's first compile in a process (a kernel's first launch, its disk cache warm or not)
+    starts with triton_key(): a SHA-256 of Triton's compiler sources and of libtriton, hundreds
+    of MiB, kept for the process. It depends on the installed Triton alone, so a runner started
+    ahead of need computes it then, on the CPU, instead of inside the candidate's first call.
+    Returns what the log says of it ("" when this Triton has no such function)."""
+    key = None
+    for module in ("triton.runtime.cache", "triton.compiler.compiler"):
+        try:
+            key = getattr(__import__(module, fromlist=["triton_key"]), "triton_key", None)
+        except Exception:
+            key = None
+        if key is not None:
+            break
+    if key is None:
+        return ""
+    start = time.monotonic()
+    try:
+        key()
+    except Exception as e:
+        return f", Triton's cache key not computed ({type(e).__name__})"
+    return f", Triton's cache key computed ({(time.monotonic() - start) * 1000:.0f} ms)"
 
 
 def main():
@@ -124,7 +152,7 @@ def main():
         # Ahead of need, on the CPU only (the GPU may be timing another run meanwhile): what
         # every Python candidate imports, then "ready"; the solution and the device's context
         # come with the first request.
-        _import_ahead(solutions=True, say="spare warm-up")
+        _import_ahead(solutions=True, say="spare warm-up", candidate=True)
         sys.stderr.flush()
         core.kiln_runner_ready()
     elif opts.warm:
