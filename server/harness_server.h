@@ -37,7 +37,7 @@ struct HarnessOptions {
   // Compiles run side by side (the compile pool); 0: half the CPU cores, between 2 and 16.
   int compile_threads = 0;
   // Added to the nice value of the compile threads and the compilers they start (0 to 19).
-  int compile_nice = 10;
+  int compile_nice = 0;
   int max_queue = 64;             // admitted, unfinished runs; beyond: RESOURCE_EXHAUSTED
   double worker_timeout_s = 300;  // one worker (one role, one workload)
   double compile_timeout_s = 120;

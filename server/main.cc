@@ -29,9 +29,9 @@ ABSL_FLAG(double, worker_timeout_s, 300, "wall-clock limit of one worker, second
 ABSL_FLAG(double, compile_timeout_s, 120, "wall-clock limit of one compile, seconds");
 ABSL_FLAG(int, compile_threads, 0,
           "compiles run side by side; 0: half the CPU cores, between 2 and 16");
-ABSL_FLAG(int, compile_nice, 10,
-          "nice value (0 to 19) of the compile threads and the compilers they start, so that "
-          "the run holding a device slot gets the CPU first; 0: as the harness");
+ABSL_FLAG(int, compile_nice, 0,
+          "added to the nice value of the compile threads and the compilers they start (0 to "
+          "19), so that the run holding a device slot gets the CPU first; 0: as the harness");
 ABSL_FLAG(int, max_queue, 64, "admitted, unfinished runs beyond which Evaluate is refused");
 ABSL_FLAG(bool, quiet, false, "no log lines on stderr");
 ABSL_FLAG(int64_t, host_flush_mb, 0,
@@ -150,10 +150,12 @@ constexpr char kUsage[] =
     "                            the free memory writes in the data dir\n"
     "  --compile-threads N       candidates compiled side by side (default 0: half the CPU\n"
     "                            cores, between 2 and 16)\n"
-    "  --compile-nice N          nice value of the compile threads and every compiler or\n"
-    "                            check they start (default 10; 0 to 19; 0: none): while\n"
-    "                            queued runs compile, the run on a device slot, whose worker\n"
-    "                            checks every timed call, gets the CPU first\n";
+    "  --compile-nice N          added to the nice value of the compile threads and every\n"
+    "                            compiler or check they start (0 to 19; default 0: as the\n"
+    "                            harness). On a node of its own, 10 gives the run on a device\n"
+    "                            slot, whose worker checks every timed call, the CPU first\n"
+    "                            while queued runs compile; where other work shares the CPU,\n"
+    "                            compiles then wait for it too\n";
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -23,10 +24,27 @@ namespace kiln::testing {
 
 namespace {
 
-// Children this process started itself; KillOrphans() leaves them alone.
+// Children this process started itself; KillOrphans() leaves them alone. Tests start and reap
+// children from several threads at once (fleet_test's clients): every use holds the lock.
 std::set<pid_t>& StartedPids() {
   static std::set<pid_t>* pids = new std::set<pid_t>;
   return *pids;
+}
+std::mutex& StartedPidsMutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+void NoteStarted(pid_t pid) {
+  std::lock_guard<std::mutex> lock(StartedPidsMutex());
+  StartedPids().insert(pid);
+}
+void NoteReaped(pid_t pid) {
+  std::lock_guard<std::mutex> lock(StartedPidsMutex());
+  StartedPids().erase(pid);
+}
+bool StartedHere(pid_t pid) {
+  std::lock_guard<std::mutex> lock(StartedPidsMutex());
+  return StartedPids().count(pid) > 0;
 }
 
 }  // namespace
@@ -79,7 +97,7 @@ Child Child::Start(const std::vector<std::string>& argv, const std::string& out_
   }
   ::setpgid(pid, pid);  // also from the parent, so a signal right after Start reaches it
   child.pid_ = pid;
-  StartedPids().insert(pid);
+  NoteStarted(pid);
   return child;
 }
 
@@ -105,7 +123,7 @@ Child::~Child() {
 
 void Child::MarkReaped() {
   reaped_ = true;
-  StartedPids().erase(pid_);
+  NoteReaped(pid_);
 }
 
 bool Child::running() {
@@ -193,7 +211,7 @@ std::vector<std::string> LiveOrphans(double wait_s) {
   for (;;) {
     std::vector<std::string> names;
     for (const auto& [pid, name] : ChildrenOfThisProcess(/*include_zombies=*/false)) {
-      if (StartedPids().count(pid) == 0) names.push_back(name);
+      if (!StartedHere(pid)) names.push_back(name);
     }
     if (names.empty() || NowSeconds() >= deadline) return names;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -206,7 +224,7 @@ std::vector<std::string> KillOrphans() {
   for (int round = 0; round < 10; ++round) {
     bool found = false;
     for (const auto& [pid, name] : ChildrenOfThisProcess(/*include_zombies=*/true)) {
-      if (StartedPids().count(pid) > 0) continue;
+      if (StartedHere(pid)) continue;
       found = true;
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);

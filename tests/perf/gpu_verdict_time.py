@@ -20,7 +20,14 @@ verdict. New Triton sources: three Triton RMSNorms whose sources differ (each a 
 miss), 5 s apart, on both nodes: the compile stage's check started ahead of need (the default)
 against a check started afresh (--python-spares=false). The harness's /metrics gives the per-stage means (kiln_verdict_stage_seconds).
 
+Every submission's progress lines are stamped with the seconds since its `kiln submit` started
+(details/TAG.timeline; the report shows the last warm submission of each case), and the queued
+ones say when each run was on the device. --ab-flags=FLAGS compares harness flags with kiln's
+defaults on throughput alone, harnesses alternated (for example --ab-flags=--compile-nice=10);
+--cases and --skip-cold narrow the run.
+
   python3 tests/perf/gpu_verdict_time.py BUNDLE_DIR OUT_DIR DATASET_DIR [--warm 5] [--budget-s 420]
+      [--ab-flags=FLAGS [--ab-rounds 2]] [--cases native,python,triton,wrong] [--skip-cold]
 
 OUT_DIR gets report.md, results.json and details/. Exits 1 if a submission did not PASS.
 """
@@ -275,7 +282,7 @@ def measure_throughput(node, files, work, budget, out, label, batch):
     jobs = [(native_def, f, native_jsonl) for f in folders]
     out["queued16_cold"] = submit_many(node, jobs, f"{label}_q16cold")
     print(f"{label} 16 queued, cold compiles: {summary(out['queued16_cold'])}", flush=True)
-    if budget.left() > 90:
+    if budget.left() > 45:
         out["queued16_warm"] = submit_many(node, jobs, f"{label}_q16warm")
         print(f"{label} 16 queued, cache hits: {summary(out['queued16_warm'])}", flush=True)
     if batch and budget.left() > 60:
@@ -299,7 +306,7 @@ def summary(q):
     return {k: v for k, v in q.items() if k != "device_windows"}
 
 
-def measure(node, files, work, warm, budget, results, label, cold, throughput):
+def measure(node, files, work, warm, budget, results, label, cold, throughput, only=None):
     out = results.setdefault(label, {})
     native_def, native_jsonl = "perf_rmsnorm_h4096", files["perf_rmsnorm_h4096"][1]
     python_def, python_jsonl = "rmsnorm_h4096", files["rmsnorm_h4096"][1]
@@ -315,6 +322,8 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
                                                     work, label + "_wrong")),
     ]
     for case, definition, jsonl, folder in cases:
+        if only and case not in only:
+            continue
         if budget.left() < 60:
             break
         first = submit(node, definition, folder, jsonl, f"{label}_{case}_first")
@@ -345,7 +354,7 @@ def measure(node, files, work, warm, budget, results, label, cold, throughput):
     # New Triton sources (a compile cache miss each), a few seconds apart as an agent's
     # submissions come: the compile stage's check, started ahead of need with --python-spares
     # (the "unwarmed" node starts every check afresh).
-    if budget.left() > 90:
+    if cold and budget.left() > 90:
         colds = []
         for i in range(3):
             time.sleep(5)
@@ -419,6 +428,10 @@ def main():
                         help="harness flags to compare with kiln's defaults: throughput only "
                         "(16 queued, cold then cache hits), on harnesses alternated A B B A ...")
     parser.add_argument("--ab-rounds", type=int, default=2)
+    parser.add_argument("--cases", default="",
+                        help="the warm cases to run (native,python,triton,wrong; default all)")
+    parser.add_argument("--skip-cold", action="store_true",
+                        help="no new CUDA or Triton sources (the cold compile cases)")
     parser.add_argument("--quick", action="store_true",
                         help="kiln's defaults only: no throughput, no --warm-references=false")
     opts = parser.parse_args()
@@ -455,7 +468,8 @@ def main():
                 if rc != 0:
                     print(f"defs add {definition} failed: {text[-300:]}", flush=True)
             measure(node, files, work, opts.warm if label == "kiln" else 2, budget, results,
-                    label, cold, throughput)
+                    label, cold and not opts.skip_cold, throughput,
+                    set(opts.cases.split(",")) if opts.cases else None)
         finally:
             node.stop()
     if opts.ab_flags:
@@ -463,7 +477,7 @@ def main():
         for r in range(opts.ab_rounds):
             order = [("default", []), ("flags", shlex.split(opts.ab_flags))]
             for name, flags in (order if r % 2 == 0 else order[::-1]):
-                if budget.left() < 120:
+                if budget.left() < 70:  # a throughput pass takes about 50 s
                     break
                 label = f"ab{r}_{name}"
                 node = Node(bundle, work, details, label, flags)
