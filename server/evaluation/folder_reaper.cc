@@ -1,9 +1,5 @@
 #include "server/evaluation/folder_reaper.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <system_error>
@@ -12,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "harness/common/files.h"
 #include "server/log_line.h"
+#include "server/thread_nice.h"
 
 namespace kiln {
 
@@ -63,14 +60,9 @@ int64_t FolderReaper::removed() const {
   return removed_;
 }
 
-double FolderReaper::busy_seconds() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return busy_s_;
-}
-
 void FolderReaper::Loop() {
   // Removal is housekeeping: the runs' own threads and workers come first.
-  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+  (void)NiceThisThread(10);
   for (;;) {
     std::pair<std::string, std::function<void()>> item;
     {
@@ -99,7 +91,6 @@ void FolderReaper::Loop() {
       std::lock_guard<std::mutex> lock(mu_);
       removing_ = false;
       if (!item.first.empty()) ++removed_;
-      busy_s_ += s;
     }
     idle_.notify_all();
   }

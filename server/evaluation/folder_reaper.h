@@ -39,9 +39,8 @@ class FolderReaper {
   // for.
   bool Flush();
 
-  // Folders removed, and the seconds the thread spent removing them.
+  // Folders taken off the queue for removal.
   int64_t removed() const;
-  double busy_seconds() const;
 
  private:
   void Loop();
@@ -54,7 +53,6 @@ class FolderReaper {
   bool removing_ = false;
   int64_t next_ = 0;
   int64_t removed_ = 0;
-  double busy_s_ = 0;
   std::thread thread_;
 };
 

@@ -1,17 +1,13 @@
 #include "server/evaluation/scheduler.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/log_line.h"
+#include "server/thread_nice.h"
 
 namespace kiln {
 
@@ -95,16 +91,11 @@ void Scheduler::Stop() {
 }
 
 void Scheduler::CompileLoop(int nice) {
-  // Linux keeps a nice value per thread, and a forked child starts with its thread's. Raising
-  // it needs no privilege.
+  // The compilers this thread starts inherit its nice value.
   if (nice > 0) {
-    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-    errno = 0;
-    const int now = ::getpriority(PRIO_PROCESS, tid);
-    if ((now == -1 && errno != 0) ||
-        ::setpriority(PRIO_PROCESS, tid, std::min(19, now + nice)) != 0) {
+    if (const int error = NiceThisThread(nice); error != 0) {
       LogEvent(false, "compile_nice_not_set",
-               {{"nice", std::to_string(nice)}, {"error", std::strerror(errno)}});
+               {{"nice", std::to_string(nice)}, {"error", std::strerror(error)}});
     }
   }
   for (;;) {
