@@ -120,6 +120,30 @@ absl::Status RemoveTree(const std::string& path) {
   return absl::OkStatus();
 }
 
+int UnlinkBeneath(const std::string& root, const std::vector<std::string>& folders,
+                  const std::vector<std::string>& names) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (const std::string& folder : folders) {
+    if (fd < 0) return 0;
+    const int next = folder.empty() || folder.find('/') != std::string::npos || folder == ".."
+                         ? -1
+                         : ::openat(fd, folder.c_str(),
+                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    ::close(fd);
+    fd = next;
+  }
+  if (fd < 0) return 0;
+  int removed = 0;
+  for (const std::string& name : names) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      continue;
+    }
+    if (::unlinkat(fd, name.c_str(), 0) == 0) ++removed;
+  }
+  ::close(fd);
+  return removed;
+}
+
 absl::StatusOr<int64_t> CopyPlainTree(const std::string& from, const std::string& to,
                                       bool overwrite, int64_t max_bytes) {
   namespace fs = std::filesystem;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,6 +28,12 @@ bool RamBacked(const std::string& dir);
 int64_t FileSystemFreeBytes(const std::string& dir);
 // Removes a tree; missing paths are not an error.
 absl::Status RemoveTree(const std::string& path);
+// Unlinks each of `names` (plain names, no '/') in the folder `root`/`folders...`, where every
+// folder below `root` is opened without following a link: in a folder that someone else can
+// write (a worker's), a folder replaced by a link to elsewhere is not entered and nothing is
+// removed. Missing files are skipped. Returns how many were removed.
+int UnlinkBeneath(const std::string& root, const std::vector<std::string>& folders,
+                  const std::vector<std::string>& names);
 // Copies the plain files and folders under `from` into `to` (made as needed), never following a
 // link: links, devices, sockets and files with more than one link are left out, as is
 // everything past `max_bytes` in all. A file already in `to` is kept unless `overwrite`. Each

@@ -179,23 +179,26 @@ absl::Status Evaluation::PrepareTrial(int trial) {
   Report("verify", trial);
   s = CheckedCall(trial);
   if (s.ok()) s = DeterminismCall(trial);
-  if (s.ok()) s = Gate(trial);
+  // The files were written from the checked call's outputs (the second call wrote its own
+  // buffers).
+  if (s.ok()) s = Gate(trial, result_.trials(result_.trials_size() - 1), /*recheck=*/false);
   return s;
 }
 
-absl::Status Evaluation::Gate(int trial) {
+absl::Status Evaluation::Gate(int trial, const v1::TrialOutputs& outputs, bool recheck) {
   if (!request_.gate_trials()) return absl::OkStatus();
   if (!gate_) return absl::InvalidArgumentError("request.gate_trials: this worker has no gate");
   const auto t0 = Clock::now();
-  // The trial's outputs are still those of its checked call: the second call wrote its own
-  // buffers, and the files were written from the checked call's.
-  absl::StatusOr<bool> go = gate_(result_.trials(result_.trials_size() - 1));
+  absl::StatusOr<bool> go = gate_(outputs, recheck);
   costs_.gate += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!go.ok()) return go.status();
   if (*go) return absl::OkStatus();
   stopped_ = true;
-  return absl::AbortedError(absl::StrCat("the harness found the outputs of trial ", trial,
-                                         " incorrect: not timed"));
+  return absl::AbortedError(
+      recheck ? absl::StrCat("the harness found the recheck outputs of trial ", trial,
+                             " incorrect: stopped")
+              : absl::StrCat("the harness found the outputs of trial ", trial,
+                             " incorrect: not timed"));
 }
 
 absl::Status Evaluation::CheckedCall(int trial) {

@@ -56,9 +56,11 @@ inline constexpr int kExternalIncorrectShape = 3;   // INCORRECT_SHAPE
 inline constexpr int kExternalIncorrectDtype = 4;   // INCORRECT_DTYPE
 
 // request.gate_trials: called with each trial's checked outputs once they are written, before
-// the trial is timed; true: time it and go on; false: stop (the result is then PASSED with the
-// trials so far and no timing); an error fails the request.
-using TrialGate = std::function<absl::StatusOr<bool>(const v1::TrialOutputs& checked)>;
+// the trial is timed (`recheck` false), and with its recheck's once they are written, before the
+// next trial's inputs are made (`recheck` true); true: go on; false: stop (the result is then
+// PASSED with the passes so far and no timing); an error fails the request.
+using TrialGate =
+    std::function<absl::StatusOr<bool>(const v1::TrialOutputs& outputs, bool recheck)>;
 
 // Runs the request. Never fails as a function: every failure becomes the result's status
 // (RUNTIME_ERROR, or REJECTED for an integrity check) and error, with the trials completed so

@@ -183,7 +183,7 @@ absl::Status Evaluation::Recheck(int trial) {
   s = WriteTrialOutputs(trial, &record, "r");
   if (!s.ok()) return s;
   *result_.add_rechecks() = std::move(record);
-  return absl::OkStatus();
+  return Gate(trial, result_.rechecks(result_.rechecks_size() - 1), /*recheck=*/true);
 }
 
 absl::Status Evaluation::CheckUnjoinedWork(const std::string& what) {

@@ -112,8 +112,9 @@ class Evaluation {
   // helper-thread window starts after them.
   absl::Status WriteTrialOutputs(int trial, v1::TrialOutputs* record, const std::string& prefix);
   absl::Status DeterminismCall(int trial);
-  // request.gate_trials: the harness judges the trial's checked outputs before it is timed.
-  absl::Status Gate(int trial);
+  // request.gate_trials: the harness judges the trial's checked outputs before it is timed, and
+  // its recheck's before the next trial (`recheck`): `outputs` is what was written.
+  absl::Status Gate(int trial, const v1::TrialOutputs& outputs, bool recheck);
   // integrity.work_after_return: the current outputs must not change while kiln waits.
   // Rejects when an output differs from `at_return` (its checksums as the call returned) once
   // `window` has passed since `returned`.

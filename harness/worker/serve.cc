@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "harness/worker/utf8.h"
 #include "harness/worker/worker_client.h"
 
@@ -53,22 +54,23 @@ int ServeWorkerRequest(const v1::WorkerRequest& request, int request_fd, int eve
     event.mutable_status()->set_trial(trial);
     WriteFramed(event_fd, event);
   };
-  // request.gate_trials: the trial's checked outputs go to the harness, whose answer comes on the
-  // request pipe before the trial is timed.
-  TrialGate gate = [request_fd, event_fd, &since](const v1::TrialOutputs& checked)
-      -> absl::StatusOr<bool> {
+  // request.gate_trials: a trial's checked outputs (and then its recheck's) go to the harness,
+  // whose answer comes on the request pipe before the worker goes on.
+  TrialGate gate = [request_fd, event_fd, &since](const v1::TrialOutputs& outputs,
+                                                  bool recheck) -> absl::StatusOr<bool> {
     v1::WorkerEvent event;
-    *event.mutable_checked() = checked;
+    *(recheck ? event.mutable_recheck() : event.mutable_checked()) = outputs;
+    const char* what = recheck ? "recheck" : "checked";
     if (!WriteFramed(event_fd, event)) {
-      return absl::InternalError("cannot send the checked outputs to the harness");
+      return absl::InternalError(absl::StrCat("cannot send the ", what, " outputs to the harness"));
     }
     v1::WorkerGate answer;
     if (!ReadFramed(request_fd, &answer, 1u << 10)) {
-      return absl::InternalError("no answer from the harness at the gate of trial " +
-                                 std::to_string(checked.trial()));
+      return absl::InternalError(absl::StrCat("no answer from the harness at the ", what,
+                                              " gate of trial ", outputs.trial()));
     }
-    std::fprintf(stderr, "kiln-worker: trial %d judged: %s (+%.1f ms)\n", checked.trial(),
-                 answer.go() ? "go on" : "incorrect, stop", since());
+    std::fprintf(stderr, "kiln-worker: trial %d%s judged: %s (+%.1f ms)\n", outputs.trial(),
+                 recheck ? " recheck" : "", answer.go() ? "go on" : "incorrect, stop", since());
     return answer.go();
   };
   v1::WorkerResult result = Evaluate(request, send_status, external, gate);

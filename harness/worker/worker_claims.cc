@@ -41,6 +41,17 @@ absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::Worke
             "worker result: trials[", t, "] differs from what was reported at its gate"));
       }
     }
+    if (result.rechecks_size() != static_cast<int>(gates.rechecks.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker result: ", result.rechecks_size(), " rechecks, ",
+                       gates.rechecks.size(), " reported at the gates"));
+    }
+    for (int t = 0; t < result.rechecks_size(); ++t) {
+      if (result.rechecks(t).SerializeAsString() != gates.rechecks[t].SerializeAsString()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "worker result: rechecks[", t, "] differs from what was reported at its gate"));
+      }
+    }
     if (gates.stopped && result.has_timing()) {
       return absl::InvalidArgumentError(
           "worker result: timed after the harness stopped it at a gate");

@@ -303,18 +303,25 @@ void WorkerSession::ParseFrames(CallState& st) {
     if (event.has_status()) {
       st.last_status = event.status();
       if (*st.on_status) (*st.on_status)(event.status());
-    } else if (event.has_checked()) {
-      // Only a gated request's trials, in order, no more than it has, and none after a stop.
+    } else if (event.has_checked() || event.has_recheck()) {
+      // Only a gated request's trials, in order, no more than it has, and none after a stop; a
+      // trial's recheck only after its checked outputs, and before the next trial's.
       const int trials = std::max(st.request->trial_seeds_size(),
                                   st.request->measure() ? st.request->timing().trials() : 0);
+      const bool recheck = event.has_recheck();
+      const v1::TrialOutputs& outputs = recheck ? event.recheck() : event.checked();
+      std::vector<v1::TrialOutputs>& list = recheck ? st.gates.rechecks : st.gates.reported;
+      const int rechecked = static_cast<int>(st.gates.rechecks.size());
+      const int checked = static_cast<int>(st.gates.reported.size());
+      const bool in_order = recheck ? outputs.trial() == rechecked && rechecked < checked
+                                    : outputs.trial() == checked && rechecked == checked;
       if (!st.request->gate_trials() || *st.on_checked == nullptr || st.gates.stopped ||
-          event.checked().trial() != static_cast<int>(st.gates.reported.size()) ||
-          event.checked().trial() >= trials) {
+          !in_order || outputs.trial() >= trials) {
         st.malformed = true;
         break;
       }
-      st.gates.reported.push_back(event.checked());
-      const bool go = (*st.on_checked)(st.gates.reported.back());
+      list.push_back(outputs);
+      const bool go = (*st.on_checked)(list.back(), recheck);
       st.gates.stopped = !go;
       v1::WorkerGate answer;
       answer.set_go(go);

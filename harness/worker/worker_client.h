@@ -72,16 +72,18 @@ class WorkerSession {
   WorkerSession(const WorkerSession&) = delete;
   WorkerSession& operator=(const WorkerSession&) = delete;
 
-  // Judges one trial's checked outputs of a gated request (WorkerRequest.gate_trials), on this
-  // thread while the worker waits: true lets the worker time the trial and go on, false stops it.
-  using GateFn = std::function<bool(const v1::TrialOutputs& checked)>;
+  // Judges one trial's checked outputs (`recheck` false) or its recheck's (true) of a gated
+  // request (WorkerRequest.gate_trials), on this thread while the worker waits: true lets the
+  // worker go on (time the trial, or make the next trial's inputs), false stops it.
+  using GateFn = std::function<bool(const v1::TrialOutputs& outputs, bool recheck)>;
 
   // Sends `request`, relays its status events (on this thread) and returns its result.
   // `last`: no request follows; the worker's exit is awaited and a PASSED result needs a clean
   // one, exactly as RunWorker. Otherwise a PASSED result is checked (CheckResultClaims) and the
   // worker stays, waiting for the next request, with no time limit running.
-  // A gated request needs `on_checked`; a worker that reports checked outputs of a request that
-  // is not gated, out of order or after being stopped has sent a malformed message.
+  // A gated request needs `on_checked`; a worker that reports checked or recheck outputs of a
+  // request that is not gated, out of order (a trial's recheck before its checked outputs) or
+  // after being stopped has sent a malformed message.
   v1::WorkerResult Call(const v1::WorkerRequest& request,
                         const std::function<void(const v1::WorkerStatus&)>& on_status,
                         const std::atomic<bool>* cancel, bool last,
@@ -125,16 +127,18 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
 std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name);
 
 // What the harness saw at the gates of a gated request (WorkerRequest.gate_trials): the checked
-// outputs reported, in order, and whether it stopped the worker at the last of them.
+// outputs reported and the rechecks', each in trial order, and whether it stopped the worker at
+// the last gate.
 struct GateRecord {
   std::vector<v1::TrialOutputs> reported;
+  std::vector<v1::TrialOutputs> rechecks;
   bool stopped = false;
 };
 
 // The claims of a result that says PASSED, checked against the request: one TrialOutputs per
 // trial in order (one per trial seed when verifying only), each with exactly the definition's
-// outputs at WorkerOutputPath, and a TimingResult when measuring. A gated request's trials are
-// exactly those reported at its gates, and one stopped at a gate has no timing. A PASSED result
+// outputs at WorkerOutputPath, and a TimingResult when measuring. A gated request's trials and
+// rechecks are exactly those reported at its gates, and one stopped at a gate has no timing. A PASSED result
 // that fails them was not written by an honest worker; RunWorker reports it as REJECTED with
 // this reason.
 absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,

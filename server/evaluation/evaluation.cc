@@ -281,8 +281,9 @@ void Evaluation::RunOnDevice(int device_slot) {
           absl::StrCat(
               "the node cannot hold this run's output files, not a fault of the solution: ",
               FormatBytes(output_bytes),
-              " (every trial's checked and recheck outputs, written by the reference and the "
-              "candidate) do not fit in its RAM-backed folder (", why, ") and ", disk,
+              " (every trial's checked and recheck outputs of the reference, and two of the "
+              "candidate's passes at a time) do not fit in its RAM-backed folder (", why,
+              ") and ", disk,
               "; a run with fewer trials (kernelbench mode: one) or a node with more room can "
               "take it"),
           "");
@@ -335,23 +336,28 @@ void Evaluation::RunOnDevice(int device_slot) {
 }
 
 int64_t Evaluation::OutputFileBytes(int64_t* per_worker) const {
-  // Per workload: every trial's checked outputs and its recheck's, written by the reference, the
-  // candidate and each baseline. The candidate serves every workload of the run.
-  const int64_t workers = 2 + static_cast<int64_t>(admitted_.baselines.size());
+  // Per workload: every trial's checked outputs and its recheck's (2 x trials passes), written
+  // by the reference and each baseline, which keep them until the workload is done (every
+  // reference runs before the candidate). The candidate's files of a pass are removed once the
+  // pass is judged at its gate, the next pass waiting for that (JudgedFiles,
+  // workload_evaluation.cc): at most two passes at a time. The reference's worker, serving every
+  // workload of the run, holds the most.
+  const int64_t keepers = 1 + static_cast<int64_t>(admitted_.baselines.size());
   auto config = TimingConfigFor(admitted_.mode, admitted_.definition);
   const int64_t trials = config.ok() ? TrialsFor(admitted_.mode, *config) : 3;
   int64_t total = 0;
-  int64_t candidate = 0;
+  int64_t reference = 0;
   for (size_t i = 0; i < admitted_.workloads.size(); ++i) {
     if (traces_[i].has_value()) continue;
     absl::StatusOr<int64_t> bytes = OutputBytes(admitted_.definition, admitted_.workloads[i]);
     const int64_t per_pass = bytes.ok() ? *bytes : int64_t{1} << 40;
     // Past 2^60 the sums would overflow; such a run never fits in memory anyway.
     const int64_t one = per_pass > (int64_t{1} << 50) ? int64_t{1} << 60 : 2 * trials * per_pass;
-    candidate = std::min(candidate + one, int64_t{1} << 60);
-    total = std::min(total + workers * one, int64_t{1} << 60);
+    const int64_t candidate = std::min(one, 2 * per_pass);
+    reference = std::min(reference + one, int64_t{1} << 60);
+    total = std::min(total + keepers * one + candidate, int64_t{1} << 60);
   }
-  *per_worker = candidate;
+  *per_worker = reference;
   return total;
 }
 

@@ -69,9 +69,10 @@ class Evaluation : public ScheduledRun {
   // the run's device slot, once its workload PASSED; fills run_.profile and archives each
   // report as artifact profile/TARGET.ncu-rep.
   void ProfileOnDevice(int device_slot, const std::string& run_dir);
-  // The bytes of output files the run's workers write for the judge (every workload still to
-  // run, every trial's checked and recheck outputs, by every worker); `per_worker`: by the
-  // candidate's worker alone.
+  // The bytes of output files the run's workers hold at most for the judge (every workload
+  // still to run: every trial's checked and recheck outputs of the reference and each baseline,
+  // two passes of the candidate's); `per_worker`: by the reference's worker alone, the most one
+  // worker holds.
   int64_t OutputFileBytes(int64_t* per_worker) const;
   // Workload `i`'s job on device slot `device_slot`, its workers' folders under `job_dir`.
   WorkloadJob JobFor(int i, int device_slot, const std::string& job_dir) const;

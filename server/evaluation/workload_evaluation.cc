@@ -37,6 +37,7 @@
 #include "server/evaluation/speed_of_light.h"
 #include "server/evaluation/warm_workers.h"
 #include "server/evaluation/workload_verdict.h"
+#include "server/thread_nice.h"
 
 namespace kiln {
 
@@ -83,9 +84,51 @@ struct WorkloadState {
   std::string ref_cache_key;
   std::optional<v1::TimingResult> cached_ref_timing;
   bool decided = false;    // `out` is final (failed before the candidate's result)
-  // The candidate's outputs against the reference's, trial by trial as the worker reports them
-  // at its gates, then the rechecks.
+  // The candidate's outputs against the reference's, pass by pass (each trial's checked outputs,
+  // then its recheck's) as the worker reports them at its gates.
   std::unique_ptr<OutputComparison> comparison;
+  int rechecks_judged = 0;  // the candidate's rechecks compared at the gates
+};
+
+// The candidate's output files of a pass that was judged correct at its gate are removed while
+// the worker goes on, one pass at a time: a pass waits until the previous pass's files are gone,
+// so that the candidate's folder holds at most two passes' outputs (Evaluation::OutputFileBytes
+// counts on it). A KernelBench problem with a 6 GiB output writes 12 GiB a trial; in official
+// mode (3 trials) the candidate's 36 GiB with the reference's 36 GiB did not fit in half of an
+// H200 node's memory. The reference's files stay until the workload is done: they are what
+// later trials (an earlier trial's answer replayed) and a batch's other runs are compared with.
+class JudgedFiles {
+ public:
+  // Files under `root`/w<workload>/out (the candidate's folder, which its worker can write:
+  // no link there is followed).
+  JudgedFiles(std::string root, int workload) : root_(std::move(root)), workload_(workload) {}
+  ~JudgedFiles() { Wait(); }
+  JudgedFiles(const JudgedFiles&) = delete;
+  JudgedFiles& operator=(const JudgedFiles&) = delete;
+
+  void Remove(const v1::Definition& def, int trial, bool recheck) {
+    std::vector<std::string> names;
+    for (const v1::TensorSpec& spec : def.outputs()) {
+      names.push_back(absl::StrCat(recheck ? "r" : "t", trial, "_", spec.name(), ".bin"));
+    }
+    Wait();
+    pending_ = std::async(std::launch::async,
+                          [root = root_, folders = std::vector<std::string>{
+                                             absl::StrCat("w", workload_), "out"},
+                           names = std::move(names)] {
+                            // Housekeeping: the worker's own threads come first.
+                            (void)NiceThisThread(10);
+                            UnlinkBeneath(root, folders, names);
+                          });
+  }
+  void Wait() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  const std::string root_;
+  const int workload_;
+  std::future<void> pending_;
 };
 
 std::string SlotOf(const WorkloadJob& job) {
@@ -304,8 +347,9 @@ void Judge(const RoleRun& cand, double peak_gbps, WorkloadState& w) {
     for (int t = cand.result.trials_size(); t < w.trials; ++t) {
       if (!comparison.Compare(t, /*recheck=*/false, candidate)) break;
     }
-    // Workers of this build always recheck; results without rechecks come from tests.
-    for (int t = 0; t < w.trials && !w.ref.result.rechecks().empty(); ++t) {
+    // The rechecks not judged at the gates: "not written". Workers of this build always
+    // recheck; results without rechecks come from tests.
+    for (int t = w.rechecks_judged; t < w.trials && !w.ref.result.rechecks().empty(); ++t) {
       if (!comparison.Compare(t, /*recheck=*/true, candidate)) break;
     }
   }
@@ -523,12 +567,24 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
         request.set_value_returning(spec.has_destination_passing_style() &&
                                     !spec.destination_passing_style());
       }
-      v1::WorkerResult reported;  // the trials' outputs as the worker reported them
+      v1::WorkerResult reported;  // the passes' outputs as the worker reported them
       const std::string dir = cand.worker.dir;
-      auto on_checked = [&w, &reported, &dir](const v1::TrialOutputs& checked) {
-        *reported.add_trials() = checked;
-        return w.comparison->Compare(checked.trial(), /*recheck=*/false, {&reported, dir}) &&
-               w.comparison->verdict().status == v1::PASSED;
+      JudgedFiles judged_files(dir, w.job->index);
+      auto on_checked = [&w, &reported, &dir, &judged_files](const v1::TrialOutputs& outputs,
+                                                              bool recheck) {
+        if (recheck) {
+          *reported.add_rechecks() = outputs;
+          // Results without rechecks come from tests (Judge).
+          if (w.ref.result.rechecks().empty()) return true;
+          ++w.rechecks_judged;
+        } else {
+          *reported.add_trials() = outputs;
+        }
+        const bool go =
+            w.comparison->Compare(outputs.trial(), recheck, {&reported, dir}) &&
+            w.comparison->verdict().status == v1::PASSED;
+        if (go) judged_files.Remove(*w.job->definition, outputs.trial(), recheck);
+        return go;
       };
       run = CallRole(*cand.session, std::move(request),
                      cand.worker.dir, cand.worker.launch.log_path, /*last=*/k + 1 == ready.size(),

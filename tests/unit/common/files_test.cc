@@ -77,6 +77,40 @@ TEST_CASE("MakeDirs creates nested folders and RemoveTree removes them") {
   CHECK(RemoveTree(dir.path() + "/never-existed").ok());
 }
 
+TEST_CASE("UnlinkBeneath removes named files without following a link to another folder") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  REQUIRE(MakeDirs(dir.path() + "/root/w0/out").ok());
+  REQUIRE(MakeDirs(dir.path() + "/elsewhere/out").ok());
+  for (const char* f : {"/root/w0/out/t0_c.bin", "/root/w0/out/t1_c.bin",
+                        "/elsewhere/out/t0_c.bin", "/elsewhere/keep.bin"}) {
+    REQUIRE(WriteFile(dir.path() + f, "x").ok());
+  }
+  const std::string root = dir.path() + "/root";
+  // Only the names given, and a missing one is skipped.
+  CHECK(UnlinkBeneath(root, {"w0", "out"}, {"t0_c.bin", "r0_c.bin"}) == 1);
+  CHECK_FALSE(fs::exists(root + "/w0/out/t0_c.bin"));
+  CHECK(fs::exists(root + "/w0/out/t1_c.bin"));
+  // Names that would leave the folder are not removed.
+  CHECK(UnlinkBeneath(root, {"w0"}, {"../../elsewhere/keep.bin", "..", ""}) == 0);
+  CHECK(fs::exists(dir.path() + "/elsewhere/keep.bin"));
+  CHECK(UnlinkBeneath(root, {"..", "elsewhere"}, {"keep.bin"}) == 0);
+  CHECK(fs::exists(dir.path() + "/elsewhere/keep.bin"));
+  // A folder replaced by a link to elsewhere (as a worker could do in its own folder) is not
+  // entered.
+  fs::rename(root + "/w0/out", root + "/w0/out.old");
+  fs::create_directory_symlink(dir.path() + "/elsewhere/out", root + "/w0/out");
+  CHECK(UnlinkBeneath(root, {"w0", "out"}, {"t0_c.bin"}) == 0);
+  CHECK(fs::exists(dir.path() + "/elsewhere/out/t0_c.bin"));
+  // w0 itself a link.
+  fs::remove_all(root + "/w0");
+  fs::create_directory_symlink(dir.path() + "/elsewhere", root + "/w0");
+  CHECK(UnlinkBeneath(root, {"w0", "out"}, {"t0_c.bin"}) == 0);
+  CHECK(fs::exists(dir.path() + "/elsewhere/out/t0_c.bin"));
+  // A missing folder: nothing.
+  CHECK(UnlinkBeneath(dir.path() + "/none", {"w0"}, {"t0_c.bin"}) == 0);
+}
+
 TEST_CASE("temporary folders are fresh and private") {
   TempDir a, b;
   CHECK(a.path() != b.path());

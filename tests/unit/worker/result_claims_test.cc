@@ -1,6 +1,7 @@
 // CheckResultClaims: what a PASSED worker result must look like to be believed.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "harness/worker/worker_client.h"
 #include "tests/unit/worker/worker_fixture.h"
 
@@ -92,6 +93,34 @@ TEST_CASE("a gated result's trials are those reported at its gates") {
   changed.reported[1].mutable_outputs(0)->set_path("/jobs/7/out/elsewhere.bin");
   s = CheckResultClaims(request, result, changed);
   CHECK_THAT(std::string(s.message()), Catch::Contains("trials[1] differs"));
+}
+
+TEST_CASE("a gated result's rechecks are those reported at its gates") {
+  v1::WorkerRequest request = TwoTrialRequest();
+  request.set_measure(true);
+  request.set_gate_trials(true);
+  v1::WorkerResult result = HonestResult(request);
+  result.mutable_timing()->set_latency_ms(0.5);
+  result.mutable_timing()->set_trials(2);
+  for (int t = 0; t < 2; ++t) {
+    v1::TrialOutputs* recheck = result.add_rechecks();
+    *recheck = result.trials(t);
+    recheck->mutable_outputs(0)->set_path(absl::StrCat(request.output_dir(), "/r", t, "_c.bin"));
+  }
+  GateRecord gates;
+  gates.reported = {result.trials(0), result.trials(1)};
+  gates.rechecks = {result.rechecks(0), result.rechecks(1)};
+  CHECK(CheckResultClaims(request, result, gates).ok());
+  // A recheck the harness never saw at a gate.
+  GateRecord one = gates;
+  one.rechecks.pop_back();
+  absl::Status s = CheckResultClaims(request, result, one);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("2 rechecks, 1 reported at the gates"));
+  // A recheck that says other than what its gate was shown.
+  GateRecord changed = gates;
+  changed.rechecks[0].mutable_outputs(0)->set_path("/jobs/7/out/elsewhere.bin");
+  s = CheckResultClaims(request, result, changed);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("rechecks[0] differs"));
 }
 
 TEST_CASE("a result stopped at a gate has the trials up to it and no timing") {

@@ -122,6 +122,18 @@ constexpr char kSolutions[] = R"cc(
     return add(a, nargs, ctx);
   }
 
+  /* From its 4th call on (a timed one), a framed WorkerEvent{recheck{trial: 0}}: a recheck's gate
+     before the worker has made the recheck. */
+  static const char kForgedRecheck[8] = {4, 0, 0, 0, 0x22, 0x02, 0x08, 0x00};
+
+  extern "C" int forge_recheck(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
+    static int calls = 0;
+    if (++calls == 4 && write(4, kForgedRecheck, sizeof kForgedRecheck) != sizeof kForgedRecheck) {
+      return 9;
+    }
+    return add(a, nargs, ctx);
+  }
+
   extern "C" int exit_early(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
     _exit(0);
   }

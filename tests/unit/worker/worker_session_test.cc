@@ -74,7 +74,8 @@ TEST_CASE("one worker serves a run's workloads one request after the other") {
   CHECK(ReadFloats(second.trials(0).outputs(0).path()).size() == 64);
 }
 
-TEST_CASE("a gated request is timed only after the harness judged each trial's outputs") {
+TEST_CASE("a gated request is timed only after the harness judged each trial's outputs, and "
+          "goes on to the next trial only after it judged the recheck") {
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();
   auto session = StartSession(job);
@@ -82,10 +83,13 @@ TEST_CASE("a gated request is timed only after the harness judged each trial's o
   auto on_status = [&events](const v1::WorkerStatus& s) {
     events.push_back(s.stage() + ":" + std::to_string(s.trial()));
   };
-  auto go = [&events](const v1::TrialOutputs& checked) {
-    // The trial's outputs are written when the gate is reached.
-    CHECK(ReadFloats(checked.outputs(0).path()).size() == 32);
-    events.push_back("gate:" + std::to_string(checked.trial()));
+  auto go = [&events](const v1::TrialOutputs& outputs, bool recheck) {
+    // The pass's outputs are written when the gate is reached.
+    CHECK(ReadFloats(outputs.outputs(0).path()).size() == 32);
+    CHECK_THAT(outputs.outputs(0).path(),
+               Catch::EndsWith((recheck ? "/r" : "/t") + std::to_string(outputs.trial()) +
+                               "_c.bin"));
+    events.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
     return true;
   };
   v1::WorkerResult result = session->Call(
@@ -94,11 +98,38 @@ TEST_CASE("a gated request is timed only after the harness judged each trial's o
   INFO(result.error());
   REQUIRE(result.status() == v1::PASSED);
   CHECK(result.trials_size() == 2);
+  CHECK(result.rechecks_size() == 2);
   CHECK(result.timing().sample_count() == 2 * 3);
   CHECK(events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
-                                           "timing:0", "inputs:1", "verify:1", "gate:1",
-                                           "warmup:1", "timing:1"});
+                                           "timing:0", "recheck:0", "inputs:1", "verify:1",
+                                           "gate:1", "warmup:1", "timing:1", "recheck:1"});
   CHECK(session->open());
+}
+
+TEST_CASE("a worker stopped at a recheck's gate makes no more inputs and answers untimed") {
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  std::vector<std::string> events;
+  auto on_status = [&events](const v1::WorkerStatus& s) {
+    events.push_back(s.stage() + ":" + std::to_string(s.trial()));
+  };
+  auto stop_at_recheck = [&events](const v1::TrialOutputs& outputs, bool recheck) {
+    events.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+    return !recheck;
+  };
+  v1::WorkerResult stopped = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "add", {5, 6, 7})), job, "w0"),
+      on_status, nullptr, /*last=*/false, stop_at_recheck);
+  INFO(stopped.error());
+  REQUIRE(stopped.status() == v1::PASSED);
+  CHECK(stopped.trials_size() == 1);
+  CHECK(stopped.rechecks_size() == 1);
+  CHECK_FALSE(stopped.has_timing());
+  CHECK(events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
+                                           "timing:0", "recheck:0"});
+  CHECK(session->open());
+  CHECK_THAT(job.ReadLog(), Catch::Contains("trial 0 recheck judged: incorrect, stop"));
 }
 
 TEST_CASE("a worker stopped at a gate answers untimed and serves the next request") {
@@ -109,7 +140,7 @@ TEST_CASE("a worker stopped at a gate answers untimed and serves the next reques
   std::vector<std::string> stages;
   auto on_status = [&stages](const v1::WorkerStatus& s) { stages.push_back(s.stage()); };
   int gates = 0;
-  auto stop = [&gates](const v1::TrialOutputs&) {
+  auto stop = [&gates](const v1::TrialOutputs&, bool) {
     ++gates;
     return false;
   };
@@ -126,13 +157,13 @@ TEST_CASE("a worker stopped at a gate answers untimed and serves the next reques
   // The next request, the last one and gated too, in the same process: its gates are answered
   // on the request pipe before it is closed.
   int later = 0;
-  auto go = [&later](const v1::TrialOutputs&) { return ++later > 0; };
+  auto go = [&later](const v1::TrialOutputs&, bool) { return ++later > 0; };
   v1::WorkerResult next = session->Call(
       Into(Gated(job.Request(def, RandomWorkload(def, 64), "add", {8})), job, "w1"), nullptr,
       nullptr, /*last=*/true, go);
   INFO(next.error());
   REQUIRE(next.status() == v1::PASSED);
-  CHECK(later == 1);
+  CHECK(later == 2);  // trial 0's checked outputs and its recheck's
   CHECK(next.has_timing());
   CHECK(session->pid() == pid);
   CHECK_FALSE(session->open());
@@ -144,7 +175,7 @@ TEST_CASE("checked outputs reported for a trial the request does not have are a 
   v1::Definition def = VectorAddDefinition();
   auto session = StartSession(job);
   int gates = 0;
-  auto go = [&gates](const v1::TrialOutputs&) {
+  auto go = [&gates](const v1::TrialOutputs&, bool) {
     ++gates;
     return true;
   };
@@ -154,6 +185,27 @@ TEST_CASE("checked outputs reported for a trial the request does not have are a 
   CHECK(result.status() == v1::RUNTIME_ERROR);
   CHECK_THAT(result.error(), Catch::Contains("malformed"));
   CHECK(gates == 1);  // trial 0's, the worker's own; never the forged trial 1
+  CHECK_FALSE(session->open());
+}
+
+TEST_CASE("a recheck reported twice for a trial is a malformed message") {
+  // The solution writes a recheck event of its own during trial 0's timed calls: judged as what
+  // it says (nothing written: the harness would find it incorrect), and the worker's own recheck
+  // of trial 0 that follows is out of order.
+  WorkerJob job;
+  v1::Definition def = VectorAddDefinition();
+  auto session = StartSession(job);
+  std::vector<std::string> gates;
+  auto go = [&gates](const v1::TrialOutputs& outputs, bool recheck) {
+    gates.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+    return true;
+  };
+  v1::WorkerResult result = session->Call(
+      Into(Gated(job.Request(def, RandomWorkload(def, 32), "forge_recheck", {5})), job, "w0"),
+      nullptr, nullptr, /*last=*/false, go);
+  CHECK(result.status() == v1::RUNTIME_ERROR);
+  CHECK_THAT(result.error(), Catch::Contains("malformed"));
+  CHECK(gates == std::vector<std::string>{"gate:0", "recheck:0"});
   CHECK_FALSE(session->open());
 }
 
