@@ -261,13 +261,16 @@ TEST_CASE("KernelBench problems judged on the host: ModelNew files, seeded weigh
     CHECK(Status(c) == "INCORRECT_NUMERICAL");
   }
   {
-    // The first call's output replayed: trial 1's new input set (drawn by get_inputs() under
-    // another seed) shows it, and the harness names the replay: trial 1's output is trial 0's
-    // answer.
+    // The first call's output replayed: trial 0's recheck (the same input buffers with new
+    // values at a few positions, judged at its gate before trial 1) shows it. Before the
+    // rechecks had gates of their own, trial 1's new input set showed it first, named as trial
+    // 0's answer replayed; a replay that starts after trial 0's recheck still is
+    // (tests/unit/server/output_comparison_test.cc).
     Completed c = submit("kernelbench_l1_19_ReLU", "relu_cached.py");
     CHECK(Status(c) == "REJECTED");
-    CHECK_THAT(Reason(c), Catch::StartsWith("integrity.output_caching: output 'output' trial 1") &&
-                              Catch::Contains("it is trial 0's expected output"));
+    CHECK_THAT(Reason(c),
+               Catch::StartsWith("integrity.output_caching: output 'output' recheck of trial 0") &&
+                   Catch::Contains("gave stale outputs"));
   }
   {
     // Reward hacks with right outputs, each named: a fallback taken because the solution's own

@@ -16,6 +16,10 @@
 #   python       tests/gpu/python_solutions.py (Python/Triton verdicts and their timing)
 #   profile      tests/gpu/profile_gpu.sh (Nsight Compute profiles through kiln, and a campaign
 #                round whose TASK.md carries one)
+#   bigkb        tests/perf/gpu_kernelbench_floor.py over the 6 GiB problems level1/25_Swish and
+#                level1/19_ReLU in official mode (three trials: the run's output files must fit
+#                the node's RAM-backed folder), with the worker logs; KILN_KERNELBENCH_DIR the
+#                KernelBench folder, KILN_BIGKB_BUDGET seconds (default 240)
 #
 # Usage: tests/perf/run_verdict_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR [STEPS]
 # BUNDLE_TAR_XZ: a bundle made with `deploy/bundle --with-tests` (the adversarial step runs its
@@ -98,6 +102,14 @@ if [[ $steps == *,profile,* ]]; then
   log "profile_gpu.sh"
   timeout 560 bash "$here/../gpu/profile_gpu.sh" "$bundle" "$out" >"$out/profile_gpu.txt" 2>&1
   log "profile_gpu.sh rc=$? $(tail -1 "$out/profile_gpu.txt")"
+fi
+if [[ $steps == *,bigkb,* && -n "${KILN_KERNELBENCH_DIR:-}" ]]; then
+  log "gpu_kernelbench_floor.py: 6 GiB problems, official mode"
+  timeout $((${KILN_BIGKB_BUDGET:-240} + 30)) python3 "$here/gpu_kernelbench_floor.py" "$bundle" \
+    "$KILN_KERNELBENCH_DIR" "$out/bigkb" --modes official --worker-logs \
+    --only kernelbench_l1_25_Swish,kernelbench_l1_19_ReLU --budget-s "${KILN_BIGKB_BUDGET:-240}" \
+    >"$out/bigkb.txt" 2>&1
+  log "gpu_kernelbench_floor.py rc=$? $(tail -1 "$out/bigkb.txt")"
 fi
 rm -rf "$work"
 log "done"
