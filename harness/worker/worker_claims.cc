@@ -30,27 +30,25 @@ absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::Worke
                                const GateRecord& gates) {
   const v1::Definition& def = request.definition();
   if (request.gate_trials()) {
-    if (result.trials_size() != static_cast<int>(gates.reported.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("worker result: ", result.trials_size(), " trials, ",
-                       gates.reported.size(), " reported at the gates"));
-    }
-    for (int t = 0; t < result.trials_size(); ++t) {
-      if (result.trials(t).SerializeAsString() != gates.reported[t].SerializeAsString()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "worker result: trials[", t, "] differs from what was reported at its gate"));
+    // The passes of each kind are exactly those reported at their gates, unchanged.
+    auto as_reported = [](const auto& passes, const std::vector<v1::TrialOutputs>& reported,
+                          const char* kind) {
+      if (passes.size() != static_cast<int>(reported.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("worker result: ", passes.size(), " ",
+                                                       kind, ", ", reported.size(),
+                                                       " reported at the gates"));
       }
-    }
-    if (result.rechecks_size() != static_cast<int>(gates.rechecks.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("worker result: ", result.rechecks_size(), " rechecks, ",
-                       gates.rechecks.size(), " reported at the gates"));
-    }
-    for (int t = 0; t < result.rechecks_size(); ++t) {
-      if (result.rechecks(t).SerializeAsString() != gates.rechecks[t].SerializeAsString()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "worker result: rechecks[", t, "] differs from what was reported at its gate"));
+      for (int t = 0; t < passes.size(); ++t) {
+        if (passes.Get(t).SerializeAsString() != reported[t].SerializeAsString()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "worker result: ", kind, "[", t, "] differs from what was reported at its gate"));
+        }
       }
+      return absl::OkStatus();
+    };
+    if (absl::Status s = as_reported(result.trials(), gates.reported, "trials"); !s.ok()) return s;
+    if (absl::Status s = as_reported(result.rechecks(), gates.rechecks, "rechecks"); !s.ok()) {
+      return s;
     }
     if (gates.stopped && result.has_timing()) {
       return absl::InvalidArgumentError(

@@ -73,13 +73,24 @@ TEST_CASE("a measured result must carry its timing") {
   CHECK_FALSE(CheckResultClaims(request, result).ok());
 }
 
-TEST_CASE("a gated result's trials are those reported at its gates") {
+// A measured, gated request of two trials and an honest result of it, timed.
+v1::WorkerRequest GatedRequest() {
   v1::WorkerRequest request = TwoTrialRequest();
   request.set_measure(true);
   request.set_gate_trials(true);
+  return request;
+}
+
+v1::WorkerResult TimedResult(const v1::WorkerRequest& request) {
   v1::WorkerResult result = HonestResult(request);
   result.mutable_timing()->set_latency_ms(0.5);
-  result.mutable_timing()->set_trials(2);
+  result.mutable_timing()->set_trials(request.trial_seeds_size());
+  return result;
+}
+
+TEST_CASE("a gated result's trials are those reported at its gates") {
+  v1::WorkerRequest request = GatedRequest();
+  v1::WorkerResult result = TimedResult(request);
   GateRecord gates;
   gates.reported = {result.trials(0), result.trials(1)};
   CHECK(CheckResultClaims(request, result, gates).ok());
@@ -96,12 +107,8 @@ TEST_CASE("a gated result's trials are those reported at its gates") {
 }
 
 TEST_CASE("a gated result's rechecks are those reported at its gates") {
-  v1::WorkerRequest request = TwoTrialRequest();
-  request.set_measure(true);
-  request.set_gate_trials(true);
-  v1::WorkerResult result = HonestResult(request);
-  result.mutable_timing()->set_latency_ms(0.5);
-  result.mutable_timing()->set_trials(2);
+  v1::WorkerRequest request = GatedRequest();
+  v1::WorkerResult result = TimedResult(request);
   for (int t = 0; t < 2; ++t) {
     v1::TrialOutputs* recheck = result.add_rechecks();
     *recheck = result.trials(t);

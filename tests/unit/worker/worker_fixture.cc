@@ -110,28 +110,29 @@ constexpr char kSolutions[] = R"cc(
     _exit(0);
   }
 
-  /* From its 4th call on (a timed one), a framed WorkerEvent{checked{trial: 1}}: the next trial's
-     gate of a request that has only trial 0. */
+  /* Adds, and on its 4th call (a timed one) also writes the 8-byte `frame` on the event pipe. */
+  static int add_forging(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx,
+                         int* calls, const char* frame) {
+    if (++*calls == 4 && write(4, frame, 8) != 8) return 9;
+    return add(a, nargs, ctx);
+  }
+
+  /* A framed WorkerEvent{checked{trial: 1}}: the next trial's gate of a request that has only
+     trial 0. */
   static const char kForgedChecked[8] = {4, 0, 0, 0, 0x1a, 0x02, 0x08, 0x01};
 
   extern "C" int forge_checked(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
     static int calls = 0;
-    if (++calls == 4 && write(4, kForgedChecked, sizeof kForgedChecked) != sizeof kForgedChecked) {
-      return 9;
-    }
-    return add(a, nargs, ctx);
+    return add_forging(a, nargs, ctx, &calls, kForgedChecked);
   }
 
-  /* From its 4th call on (a timed one), a framed WorkerEvent{recheck{trial: 0}}: a recheck's gate
-     before the worker has made the recheck. */
+  /* A framed WorkerEvent{recheck{trial: 0}}: a recheck's gate before the worker has made the
+     recheck. */
   static const char kForgedRecheck[8] = {4, 0, 0, 0, 0x22, 0x02, 0x08, 0x00};
 
   extern "C" int forge_recheck(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {
     static int calls = 0;
-    if (++calls == 4 && write(4, kForgedRecheck, sizeof kForgedRecheck) != sizeof kForgedRecheck) {
-      return 9;
-    }
-    return add(a, nargs, ctx);
+    return add_forging(a, nargs, ctx, &calls, kForgedRecheck);
   }
 
   extern "C" int exit_early(const kiln_tensor* a, int32_t nargs, const kiln_context* ctx) {

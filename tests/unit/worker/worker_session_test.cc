@@ -6,7 +6,9 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,19 @@ v1::WorkerRequest Into(v1::WorkerRequest request, const WorkerJob& job, const st
 }
 
 bool Alive(int pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+// "stage:trial" of every status event and "gate:T" / "recheck:T" of every gate, in order.
+struct EventLog {
+  std::vector<std::string> events;
+  std::function<void(const v1::WorkerStatus&)> status() {
+    return [this](const v1::WorkerStatus& s) {
+      events.push_back(s.stage() + ":" + std::to_string(s.trial()));
+    };
+  }
+  void Gate(const v1::TrialOutputs& outputs, bool recheck) {
+    events.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+  }
+};
 
 // A measured request whose trials are judged at gates (WorkerRequest.gate_trials).
 v1::WorkerRequest Gated(v1::WorkerRequest request) {
@@ -79,30 +94,27 @@ TEST_CASE("a gated request is timed only after the harness judged each trial's o
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();
   auto session = StartSession(job);
-  std::vector<std::string> events;
-  auto on_status = [&events](const v1::WorkerStatus& s) {
-    events.push_back(s.stage() + ":" + std::to_string(s.trial()));
-  };
-  auto go = [&events](const v1::TrialOutputs& outputs, bool recheck) {
+  EventLog log;
+  auto go = [&log](const v1::TrialOutputs& outputs, bool recheck) {
     // The pass's outputs are written when the gate is reached.
     CHECK(ReadFloats(outputs.outputs(0).path()).size() == 32);
     CHECK_THAT(outputs.outputs(0).path(),
                Catch::EndsWith((recheck ? "/r" : "/t") + std::to_string(outputs.trial()) +
                                "_c.bin"));
-    events.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+    log.Gate(outputs, recheck);
     return true;
   };
   v1::WorkerResult result = session->Call(
       Into(Gated(job.Request(def, RandomWorkload(def, 32), "add", {5, 6})), job, "w0"),
-      on_status, nullptr, /*last=*/false, go);
+      log.status(), nullptr, /*last=*/false, go);
   INFO(result.error());
   REQUIRE(result.status() == v1::PASSED);
   CHECK(result.trials_size() == 2);
   CHECK(result.rechecks_size() == 2);
   CHECK(result.timing().sample_count() == 2 * 3);
-  CHECK(events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
-                                           "timing:0", "recheck:0", "inputs:1", "verify:1",
-                                           "gate:1", "warmup:1", "timing:1", "recheck:1"});
+  CHECK(log.events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
+                                               "timing:0", "recheck:0", "inputs:1", "verify:1",
+                                               "gate:1", "warmup:1", "timing:1", "recheck:1"});
   CHECK(session->open());
 }
 
@@ -110,24 +122,21 @@ TEST_CASE("a worker stopped at a recheck's gate makes no more inputs and answers
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();
   auto session = StartSession(job);
-  std::vector<std::string> events;
-  auto on_status = [&events](const v1::WorkerStatus& s) {
-    events.push_back(s.stage() + ":" + std::to_string(s.trial()));
-  };
-  auto stop_at_recheck = [&events](const v1::TrialOutputs& outputs, bool recheck) {
-    events.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+  EventLog log;
+  auto stop_at_recheck = [&log](const v1::TrialOutputs& outputs, bool recheck) {
+    log.Gate(outputs, recheck);
     return !recheck;
   };
   v1::WorkerResult stopped = session->Call(
       Into(Gated(job.Request(def, RandomWorkload(def, 32), "add", {5, 6, 7})), job, "w0"),
-      on_status, nullptr, /*last=*/false, stop_at_recheck);
+      log.status(), nullptr, /*last=*/false, stop_at_recheck);
   INFO(stopped.error());
   REQUIRE(stopped.status() == v1::PASSED);
   CHECK(stopped.trials_size() == 1);
   CHECK(stopped.rechecks_size() == 1);
   CHECK_FALSE(stopped.has_timing());
-  CHECK(events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
-                                           "timing:0", "recheck:0"});
+  CHECK(log.events == std::vector<std::string>{"inputs:0", "verify:0", "gate:0", "warmup:0",
+                                               "timing:0", "recheck:0"});
   CHECK(session->open());
   CHECK_THAT(job.ReadLog(), Catch::Contains("trial 0 recheck judged: incorrect, stop"));
 }
@@ -195,9 +204,9 @@ TEST_CASE("a recheck reported twice for a trial is a malformed message") {
   WorkerJob job;
   v1::Definition def = VectorAddDefinition();
   auto session = StartSession(job);
-  std::vector<std::string> gates;
+  EventLog gates;
   auto go = [&gates](const v1::TrialOutputs& outputs, bool recheck) {
-    gates.push_back((recheck ? "recheck:" : "gate:") + std::to_string(outputs.trial()));
+    gates.Gate(outputs, recheck);
     return true;
   };
   v1::WorkerResult result = session->Call(
@@ -205,7 +214,7 @@ TEST_CASE("a recheck reported twice for a trial is a malformed message") {
       nullptr, nullptr, /*last=*/false, go);
   CHECK(result.status() == v1::RUNTIME_ERROR);
   CHECK_THAT(result.error(), Catch::Contains("malformed"));
-  CHECK(gates == std::vector<std::string>{"gate:0", "recheck:0"});
+  CHECK(gates.events == std::vector<std::string>{"gate:0", "recheck:0"});
   CHECK_FALSE(session->open());
 }
 
