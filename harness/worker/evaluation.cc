@@ -208,7 +208,7 @@ absl::Status Evaluation::CheckedCall(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the checked call of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
-  s = WriteTrialOutputs(trial, &record, "t");
+  s = WriteTrialOutputs(trial, &record, /*recheck=*/false);
   if (!s.ok()) return s;
   *result_.add_trials() = std::move(record);
   if (!checks_ || inplace_) return absl::OkStatus();
@@ -222,10 +222,9 @@ absl::Status Evaluation::CheckedCall(int trial) {
   return absl::OkStatus();
 }
 
-absl::Status Evaluation::WriteTrialOutputs(int trial, v1::TrialOutputs* record,
-                                           const std::string& prefix) {
+absl::Status Evaluation::WriteTrialOutputs(int trial, v1::TrialOutputs* record, bool recheck) {
   const auto start = Clock::now();
-  absl::Status s = tensors_->WriteOutputs(request_.output_dir(), trial, record, prefix);
+  absl::Status s = tensors_->WriteOutputs(request_.output_dir(), trial, record, recheck);
   costs_.write += std::chrono::duration<double>(Clock::now() - start).count();
   // Threads of kiln's own wrote a large output: the other threads' CPU time is counted from
   // after them.

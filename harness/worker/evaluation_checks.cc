@@ -180,7 +180,7 @@ absl::Status Evaluation::Recheck(int trial) {
   if (s.ok()) s = CheckCall(absl::StrCat("the recheck of trial ", trial));
   if (!s.ok()) return s;
   v1::TrialOutputs record;
-  s = WriteTrialOutputs(trial, &record, "r");
+  s = WriteTrialOutputs(trial, &record, /*recheck=*/true);
   if (!s.ok()) return s;
   *result_.add_rechecks() = std::move(record);
   return Gate(trial, result_.rechecks(result_.rechecks_size() - 1), /*recheck=*/true);

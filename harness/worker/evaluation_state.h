@@ -107,10 +107,10 @@ class Evaluation {
   // Fresh inputs for trial t, then the checked call and the determinism call.
   absl::Status PrepareTrial(int trial);
   absl::Status CheckedCall(int trial);
-  // Writes the current outputs as trial `trial`'s (prefix "t": checked call, "r": recheck) into
+  // Writes the current outputs as trial `trial`'s (its checked call's, or its `recheck`'s) into
   // `record`, counting the time in costs_.write; when kiln's own threads wrote them, the
   // helper-thread window starts after them.
-  absl::Status WriteTrialOutputs(int trial, v1::TrialOutputs* record, const std::string& prefix);
+  absl::Status WriteTrialOutputs(int trial, v1::TrialOutputs* record, bool recheck);
   absl::Status DeterminismCall(int trial);
   // request.gate_trials: the harness judges the trial's checked outputs before it is timed, and
   // its recheck's before the next trial (`recheck`): `outputs` is what was written.

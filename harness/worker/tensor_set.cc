@@ -619,14 +619,12 @@ absl::Status TensorSet::CompareInputs(const std::vector<uint64_t>& after,
 }
 
 absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
-                                     const std::string& prefix) {
+                                     bool recheck) {
   record->set_trial(trial);
   record->clear_outputs();
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     const Slot& slot = *slots_[i];
-    std::string path = prefix == "t" ? WorkerOutputPath(dir, trial, slot.spec.name())
-                                     : absl::StrCat(dir.empty() ? "." : dir, "/", prefix, trial,
-                                                    "_", slot.spec.name(), ".bin");
+    std::string path = WorkerOutputPath(dir, trial, slot.spec.name(), recheck);
     absl::Status s =
         slot.host ? WriteFile(path, std::string_view(static_cast<const char*>(Data(slot)),
                                                      static_cast<size_t>(slot.bytes)))

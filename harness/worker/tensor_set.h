@@ -82,10 +82,10 @@ class TensorSet {
   // every input is written in full.
   absl::Status PerturbInputs(uint64_t seed, uint64_t perturb_seed, const std::string& blob_root,
                              bool intact = false);
-  // Writes output o to <dir>/<prefix><trial>_<name>.bin (raw bytes, row-major) and records it.
-  // Checked calls use prefix "t" (WorkerOutputPath), rechecks "r".
+  // Writes every output to WorkerOutputPath(dir, trial, name, recheck) (raw bytes, row-major)
+  // and records it.
   absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
-                            const std::string& prefix = "t");
+                            bool recheck = false);
   // Whether an output was written by threads of kiln's own since the last call (their CPU time
   // is the worker's, not the solution's: the helper-thread window starts after them).
   bool TakeUsedWriteThreads() { return std::exchange(used_write_threads_, false); }

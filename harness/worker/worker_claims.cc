@@ -22,8 +22,14 @@ std::vector<std::string> OverrideEnvironment(const std::vector<std::string>& bas
   return out;
 }
 
-std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name) {
-  return absl::StrCat(output_dir.empty() ? "." : output_dir, "/t", trial, "_", name, ".bin");
+std::string WorkerOutputFile(int trial, const std::string& name, bool recheck) {
+  return absl::StrCat(recheck ? "r" : "t", trial, "_", name, ".bin");
+}
+
+std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name,
+                             bool recheck) {
+  return absl::StrCat(output_dir.empty() ? "." : output_dir, "/",
+                      WorkerOutputFile(trial, name, recheck));
 }
 
 absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,

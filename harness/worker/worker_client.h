@@ -122,9 +122,13 @@ absl::StatusOr<v1::WorkerResult> RunWorker(
     const std::function<void(const v1::WorkerStatus&)>& on_status,
     const std::atomic<bool>* cancel);
 
-// Where the worker writes output `name` of trial `trial`: <output_dir>/t<trial>_<name>.bin
-// ("." when output_dir is empty), raw little-endian bytes, row-major.
-std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name);
+// The file the worker writes output `name` of trial `trial` to: t<trial>_<name>.bin for the
+// checked call, r<trial>_<name>.bin for the recheck.
+std::string WorkerOutputFile(int trial, const std::string& name, bool recheck = false);
+// Where the worker writes it: <output_dir>/WorkerOutputFile ("." when output_dir is empty), raw
+// little-endian bytes, row-major.
+std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name,
+                             bool recheck = false);
 
 // What the harness saw at the gates of a gated request (WorkerRequest.gate_trials): the checked
 // outputs reported and the rechecks', each in trial order, and whether it stopped the worker at

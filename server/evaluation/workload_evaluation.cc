@@ -109,7 +109,7 @@ class JudgedFiles {
   void Remove(const v1::Definition& def, int trial, bool recheck) {
     std::vector<std::string> names;
     for (const v1::TensorSpec& spec : def.outputs()) {
-      names.push_back(absl::StrCat(recheck ? "r" : "t", trial, "_", spec.name(), ".bin"));
+      names.push_back(WorkerOutputFile(trial, spec.name(), recheck));
     }
     Wait();
     pending_ = std::async(std::launch::async,

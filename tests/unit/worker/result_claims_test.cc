@@ -35,6 +35,8 @@ v1::WorkerResult HonestResult(const v1::WorkerRequest& request) {
 TEST_CASE("output files are named by trial and output inside the output folder") {
   CHECK(WorkerOutputPath("/jobs/7/out", 2, "c") == "/jobs/7/out/t2_c.bin");
   CHECK(WorkerOutputPath("", 0, "y") == "./t0_y.bin");
+  CHECK(WorkerOutputPath("/jobs/7/out", 2, "c", /*recheck=*/true) == "/jobs/7/out/r2_c.bin");
+  CHECK(WorkerOutputFile(1, "y", /*recheck=*/true) == "r1_y.bin");
 }
 
 TEST_CASE("an honest result's claims hold") {
