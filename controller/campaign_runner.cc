@@ -52,11 +52,14 @@ bool CampaignRunner::Save() {
 }
 
 void CampaignRunner::End(const std::string& status, const std::string& reason) {
+  // The event first: a watcher that reads the campaign as no longer running stops after the
+  // events it then reads (ControllerService::WatchCampaign), so "ended" must be among them.
+  Event("ended", absl::StrCat(status, ": ", reason));
   row_.status = status;
   row_.reason = reason;
   row_.finished_unix_ms = NowUnixMs();
   Save();
-  Event("ended", absl::StrCat(status, ": ", reason));
+  if (listener_) listener_(row_.id);
 }
 
 std::string CampaignRunner::BudgetExhausted() {

@@ -311,6 +311,8 @@ grpc::Status ControllerService::WatchCampaign(grpc::ServerContext* context,
       }
       continue;
     }
+    // `row` was read before the events: a campaign's "ended" event is written before its status
+    // changes, so one seen ended there has had every event sent by now.
     if (row->status != "running") return grpc::Status::OK;
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait_for(lock, std::chrono::milliseconds(500),
@@ -347,8 +349,9 @@ grpc::Status ControllerService::CancelCampaign(grpc::ServerContext* context,
     row->status = "cancelled";
     row->reason = "cancelled by request";
     row->finished_unix_ms = NowUnixMs();
-    (void)archive_.SaveCampaign(*row);
+    // The event before the status, as CampaignRunner::End: see WatchCampaign.
     (void)archive_.AddEvent(row->id, "ended", "cancelled: cancelled by request");
+    (void)archive_.SaveCampaign(*row);
     Notify(row->id);
   }
   absl::StatusOr<v1::Campaign> view = BuildCampaign(archive_, *row);
