@@ -20,6 +20,11 @@
 #                level1/19_ReLU in official mode (three trials: the run's output files must fit
 #                the node's RAM-backed folder), with the worker logs; KILN_KERNELBENCH_DIR the
 #                KernelBench folder, KILN_BIGKB_BUDGET seconds (default 240)
+#   short        tests/perf/gpu_short_kernels.py: kiln's latency of the 2 us RMSNorms (CUDA and
+#                Triton) over several submissions, next to their direct CUPTI spans measured as
+#                many times (KILN_SHORT_BUDGET seconds, default 150)
+#   write        tests/perf/gpu_output_write.py: what writing one output from the GPU into a
+#                file of the RAM-backed folder costs, by method (118 MiB and 1 GiB)
 #
 # Usage: tests/perf/run_verdict_gpu.sh BUNDLE_TAR_XZ DATASET_DIR OUT_DIR [STEPS]
 # BUNDLE_TAR_XZ: a bundle made with `deploy/bundle --with-tests` (the adversarial step runs its
@@ -110,6 +115,20 @@ if [[ $steps == *,bigkb,* && -n "${KILN_KERNELBENCH_DIR:-}" ]]; then
     --only kernelbench_l1_25_Swish,kernelbench_l1_19_ReLU --budget-s "${KILN_BIGKB_BUDGET:-240}" \
     >"$out/bigkb.txt" 2>&1
   log "gpu_kernelbench_floor.py rc=$? $(tail -1 "$out/bigkb.txt")"
+fi
+if [[ $steps == *,short,* ]]; then
+  log "gpu_short_kernels.py"
+  timeout $((${KILN_SHORT_BUDGET:-150} + 60)) python3 "$here/gpu_short_kernels.py" "$bundle" \
+    "$out/short" "$dataset" --budget-s "${KILN_SHORT_BUDGET:-150}" >"$out/short.txt" 2>&1
+  log "gpu_short_kernels.py rc=$?"
+  tar -C "$out/short" -czf "$out/short_details.tar.gz" details 2>/dev/null
+  rm -rf "$out/short/details" "$out/short/work"
+fi
+if [[ $steps == *,write,* ]]; then
+  log "gpu_output_write.py"
+  timeout 120 python3 "$here/gpu_output_write.py" "$out/write" --sizes 118,1024 --repeat 3 \
+    >"$out/write.txt" 2>&1
+  log "gpu_output_write.py rc=$?"
 fi
 rm -rf "$work"
 log "done"
