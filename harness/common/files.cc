@@ -47,6 +47,32 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// Writes the parts to `fd` from its current offset; an error closes nothing.
+absl::Status WriteParts(int fd, const std::string& name,
+                        const std::function<absl::StatusOr<std::string_view>()>& next_part,
+                        int64_t* written) {
+  *written = 0;
+  for (;;) {
+    absl::StatusOr<std::string_view> part = next_part();
+    if (!part.ok()) return part.status();
+    if (part->empty()) return absl::OkStatus();
+    size_t off = 0;
+    while (off < part->size()) {
+      ssize_t n = ::write(fd, part->data() + off, part->size() - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Errno("cannot write", name);
+      }
+      off += static_cast<size_t>(n);
+    }
+    *written += static_cast<int64_t>(part->size());
+  }
+}
+
+}  // namespace
+
 absl::Status WriteFileInParts(const std::string& path,
                               const std::function<absl::StatusOr<std::string_view>()>& next_part,
                               bool durable) {
@@ -58,25 +84,48 @@ absl::Status WriteFileInParts(const std::string& path,
     ::unlink(tmp.c_str());
     return status;
   };
-  for (;;) {
-    absl::StatusOr<std::string_view> part = next_part();
-    if (!part.ok()) return fail(part.status());
-    if (part->empty()) break;
-    size_t off = 0;
-    while (off < part->size()) {
-      ssize_t n = ::write(fd, part->data() + off, part->size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return fail(Errno("cannot write", tmp));
-      }
-      off += static_cast<size_t>(n);
-    }
-  }
+  int64_t written = 0;
+  if (absl::Status s = WriteParts(fd, tmp, next_part, &written); !s.ok()) return fail(s);
   if (durable && ::fsync(fd) != 0) return fail(Errno("cannot fsync", tmp));
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return Errno("cannot rename to", path);
+  }
+  return absl::OkStatus();
+}
+
+int OpenForReuse(const std::string& reuse) {
+  if (reuse.empty()) return -1;
+  const int fd = ::open(reuse.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+absl::Status WriteFileOver(const std::string& path, const std::string& reuse,
+                           const std::function<absl::StatusOr<std::string_view>()>& next_part) {
+  const int fd = OpenForReuse(reuse);
+  if (fd < 0) return WriteFileInParts(path, next_part);
+  auto fail = [&](absl::Status status) {
+    ::close(fd);
+    ::unlink(reuse.c_str());
+    return status;
+  };
+  int64_t written = 0;
+  if (absl::Status s = WriteParts(fd, reuse, next_part, &written); !s.ok()) return fail(s);
+  if (::ftruncate(fd, static_cast<off_t>(written)) != 0) {
+    return fail(Errno("cannot truncate", reuse));
+  }
+  ::close(fd);
+  if (::rename(reuse.c_str(), path.c_str()) != 0) {
+    const absl::Status s = Errno("cannot rename to", path);
+    ::unlink(reuse.c_str());
+    return s;
   }
   return absl::OkStatus();
 }
@@ -120,28 +169,54 @@ absl::Status RemoveTree(const std::string& path) {
   return absl::OkStatus();
 }
 
-int UnlinkBeneath(const std::string& root, const std::vector<std::string>& folders,
-                  const std::vector<std::string>& names) {
+namespace {
+
+bool PlainName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
+}
+
+// The folder `root`/`folders...`, every folder below `root` opened without following a link;
+// -1 when one is missing, a link or not a plain name.
+int OpenBeneath(const std::string& root, const std::vector<std::string>& folders) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   for (const std::string& folder : folders) {
-    if (fd < 0) return 0;
-    const int next = folder.empty() || folder.find('/') != std::string::npos || folder == ".."
-                         ? -1
-                         : ::openat(fd, folder.c_str(),
-                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const int next = PlainName(folder) ? ::openat(fd, folder.c_str(),
+                                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                       : -1;
     ::close(fd);
     fd = next;
   }
+  return fd;
+}
+
+}  // namespace
+
+int UnlinkBeneath(const std::string& root, const std::vector<std::string>& folders,
+                  const std::vector<std::string>& names) {
+  const int fd = OpenBeneath(root, folders);
   if (fd < 0) return 0;
   int removed = 0;
   for (const std::string& name : names) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-      continue;
-    }
-    if (::unlinkat(fd, name.c_str(), 0) == 0) ++removed;
+    if (PlainName(name) && ::unlinkat(fd, name.c_str(), 0) == 0) ++removed;
   }
   ::close(fd);
   return removed;
+}
+
+std::vector<std::string> RenameBeneath(
+    const std::string& root, const std::vector<std::string>& folders,
+    const std::vector<std::pair<std::string, std::string>>& renames) {
+  std::vector<std::string> left;
+  const int fd = OpenBeneath(root, folders);
+  for (const auto& [from, to] : renames) {
+    if (fd < 0 || !PlainName(from) || !PlainName(to) ||
+        ::renameat(fd, from.c_str(), fd, to.c_str()) != 0) {
+      left.push_back(from);
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  return left;
 }
 
 absl::StatusOr<int64_t> CopyPlainTree(const std::string& from, const std::string& to,

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +22,15 @@ absl::Status WriteFile(const std::string& path, std::string_view content, bool d
 absl::Status WriteFileInParts(const std::string& path,
                               const std::function<absl::StatusOr<std::string_view>()>& next_part,
                               bool durable = false);
+// The same, written over the file `reuse` when it is a plain file (opened without following a
+// link), which is then renamed to `path`: its pages are overwritten in place instead of new ones
+// made (on a tmpfs, where making a page costs more than writing it). Its old content is cut to
+// what was written. When `reuse` cannot be opened so, as WriteFileInParts.
+absl::Status WriteFileOver(const std::string& path, const std::string& reuse,
+                           const std::function<absl::StatusOr<std::string_view>()>& next_part);
+// Opens `reuse` for writing in place as WriteFileOver does: a plain file, no link followed, not
+// truncated. -1 when it is missing or not a plain file.
+int OpenForReuse(const std::string& reuse);
 absl::Status MakeDirs(const std::string& path, int mode = 0755);
 // Whether `dir` lies on a tmpfs or ramfs (its files are memory; nothing is written back).
 bool RamBacked(const std::string& dir);
@@ -34,6 +44,12 @@ absl::Status RemoveTree(const std::string& path);
 // removed. Missing files are skipped. Returns how many were removed.
 int UnlinkBeneath(const std::string& root, const std::vector<std::string>& folders,
                   const std::vector<std::string>& names);
+// Renames each (from, to) pair of plain names within the same folder, reached as UnlinkBeneath
+// reaches it; a `to` there is replaced. Returns the `from` names that were not renamed (missing,
+// not plain names, or the folder not reached).
+std::vector<std::string> RenameBeneath(
+    const std::string& root, const std::vector<std::string>& folders,
+    const std::vector<std::pair<std::string, std::string>>& renames);
 // Copies the plain files and folders under `from` into `to` (made as needed), never following a
 // link: links, devices, sockets and files with more than one link are left out, as is
 // everything past `max_bytes` in all. A file already in `to` is kept unless `overwrite`. Each

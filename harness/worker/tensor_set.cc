@@ -296,18 +296,19 @@ int CopyIntoMapping(char* dst, const char* src, size_t n, int threads) {
 
 }  // namespace
 
-absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const Slot& slot) {
+absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const std::string& reuse,
+                                          const Slot& slot) {
   const size_t slash = path.rfind('/');
   if (slot.bytes >= kParallelWriteFrom &&
       RamBacked(slash == std::string::npos ? "." : path.substr(0, slash + 1))) {
-    absl::StatusOr<bool> written = WriteDeviceOutputInParallel(path, slot);
+    absl::StatusOr<bool> written = WriteDeviceOutputInParallel(path, reuse, slot);
     if (!written.ok() || *written) return written.status();
   }
   constexpr int64_t kChunkBytes = int64_t{64} << 20;
   const int64_t chunk = std::min(kChunkBytes, slot.bytes);
   if (static_cast<int64_t>(chunk_.size()) < chunk) chunk_.resize(static_cast<size_t>(chunk));
   int64_t at = 0;
-  return WriteFileInParts(path, [&]() -> absl::StatusOr<std::string_view> {
+  return WriteFileOver(path, reuse, [&]() -> absl::StatusOr<std::string_view> {
     const int64_t n = std::min(chunk, slot.bytes - at);
     if (n <= 0) return std::string_view();
     absl::Status s =
@@ -320,6 +321,7 @@ absl::Status TensorSet::WriteDeviceOutput(const std::string& path, const Slot& s
 }
 
 absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& path,
+                                                            const std::string& reuse,
                                                             const Slot& slot) {
   constexpr int64_t kStageBytes = int64_t{64} << 20;
   if (stage_[0] == nullptr) {
@@ -331,8 +333,10 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
       }
     }
   }
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A judged pass's file left for reuse is written over: its pages are there already.
+  int fd = OpenForReuse(reuse);
+  const std::string tmp = fd >= 0 ? reuse : absl::StrCat(path, ".tmp.", ::getpid());
+  if (fd < 0) fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;  // the plain path says why
   const size_t size = static_cast<size_t>(slot.bytes);
   void* mapped = MAP_FAILED;
@@ -625,10 +629,17 @@ absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::Tria
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     const Slot& slot = *slots_[i];
     std::string path = WorkerOutputPath(dir, trial, slot.spec.name(), recheck);
+    const std::string reuse = WorkerReusePath(dir, slot.spec.name());
+    bool given = false;
     absl::Status s =
-        slot.host ? WriteFile(path, std::string_view(static_cast<const char*>(Data(slot)),
-                                                     static_cast<size_t>(slot.bytes)))
-                  : WriteDeviceOutput(path, slot);
+        slot.host ? WriteFileOver(path, reuse,
+                                  [&]() -> absl::StatusOr<std::string_view> {
+                                    if (std::exchange(given, true)) return std::string_view();
+                                    return std::string_view(
+                                        static_cast<const char*>(Data(slot)),
+                                        static_cast<size_t>(slot.bytes));
+                                  })
+                  : WriteDeviceOutput(path, reuse, slot);
     if (!s.ok()) return s;
     v1::OutputTensor* out = record->add_outputs();
     out->set_name(slot.spec.name());

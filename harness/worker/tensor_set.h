@@ -83,7 +83,8 @@ class TensorSet {
   absl::Status PerturbInputs(uint64_t seed, uint64_t perturb_seed, const std::string& blob_root,
                              bool intact = false);
   // Writes every output to WorkerOutputPath(dir, trial, name, recheck) (raw bytes, row-major)
-  // and records it.
+  // and records it. Where the harness left a judged pass's file of that output for reuse
+  // (WorkerReusePath(dir, name)), it is written over in place and renamed: no new pages.
   absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
                             bool recheck = false);
   // Whether an output was written by threads of kiln's own since the last call (their CPU time
@@ -135,16 +136,19 @@ class TensorSet {
                             const std::string& blob_root, std::vector<uint8_t>& out);
   // The slot's bytes readable from the host (copied into staging_ for device memory).
   absl::StatusOr<const void*> HostView(const Slot& slot);
-  // Writes a device slot's bytes to `path` (through path.tmp.PID, renamed once complete), copied
-  // from the device a chunk at a time through chunk_: no copy of the whole output in the
-  // worker's memory (6 GiB for some KernelBench problems) and no pass zeroing one.
-  absl::Status WriteDeviceOutput(const std::string& path, const Slot& slot);
+  // Writes a device slot's bytes to `path` (through path.tmp.PID, or over the file `reuse` when
+  // it is there, renamed once complete), copied from the device a chunk at a time through
+  // chunk_: no copy of the whole output in the worker's memory (6 GiB for some KernelBench
+  // problems) and no pass zeroing one.
+  absl::Status WriteDeviceOutput(const std::string& path, const std::string& reuse,
+                                 const Slot& slot);
   // The same for a large output in a folder on a tmpfs: the file is mapped and filled by
   // several threads from two page-locked staging buffers, the device copying the next chunk
   // while the threads copy this one (on an H100 node, a 6 GiB KernelBench output's checked and
   // recheck files in 4.0-4.4 s against 4.6-8.0 s with one thread). false: not written (no
   // staging memory, mapping or MADV_POPULATE_WRITE here), the plain path writes it.
-  absl::StatusOr<bool> WriteDeviceOutputInParallel(const std::string& path, const Slot& slot);
+  absl::StatusOr<bool> WriteDeviceOutputInParallel(const std::string& path,
+                                                   const std::string& reuse, const Slot& slot);
   void FreeStages();
   void* Data(const Slot& slot) const;
   void RebuildArgs();

@@ -32,6 +32,14 @@ std::string WorkerOutputPath(const std::string& output_dir, int trial, const std
                       WorkerOutputFile(trial, name, recheck));
 }
 
+std::string WorkerReuseFile(const std::string& name) {
+  return absl::StrCat("reuse_", name, ".bin");
+}
+
+std::string WorkerReusePath(const std::string& output_dir, const std::string& name) {
+  return absl::StrCat(output_dir.empty() ? "." : output_dir, "/", WorkerReuseFile(name));
+}
+
 absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,
                                const GateRecord& gates) {
   const v1::Definition& def = request.definition();

@@ -129,6 +129,12 @@ std::string WorkerOutputFile(int trial, const std::string& name, bool recheck = 
 // little-endian bytes, row-major.
 std::string WorkerOutputPath(const std::string& output_dir, int trial, const std::string& name,
                              bool recheck = false);
+// The file of output `name` that the harness leaves in a gated candidate's folder once a pass is
+// judged (its file of that pass, renamed: reuse_<name>.bin), for the worker to write the next
+// pass over in place (TensorSet::WriteOutputs): on a tmpfs, making new pages costs more than
+// writing them. It holds the candidate's own earlier output, nothing else.
+std::string WorkerReuseFile(const std::string& name);
+std::string WorkerReusePath(const std::string& output_dir, const std::string& name);
 
 // What the harness saw at the gates of a gated request (WorkerRequest.gate_trials): the checked
 // outputs reported and the rechecks', each in trial order, and whether it stopped the worker at

@@ -90,10 +90,11 @@ struct WorkloadState {
   int rechecks_judged = 0;  // the candidate's rechecks compared at the gates
 };
 
-// The candidate's output files of a pass that was judged correct at its gate are removed while
-// the worker goes on, one pass at a time: a pass waits until the previous pass's files are gone,
-// so that the candidate's folder holds at most two passes' outputs (Evaluation::OutputFileBytes
-// counts on it). A KernelBench problem with a 6 GiB output writes 12 GiB a trial; in official
+// The candidate's output files of a pass that was judged correct at its gate are given back to
+// the worker for its next pass to be written over (renamed to WorkerReuseFile before it goes
+// on), or else removed while it goes on, one pass at a time: a pass waits until the previous
+// pass's files are gone, so that the candidate's folder holds at most two passes' outputs
+// (Evaluation::OutputFileBytes counts on it; written over, one). A KernelBench problem with a 6 GiB output writes 12 GiB a trial; in official
 // mode (3 trials) the candidate's 36 GiB with the reference's 36 GiB did not fit in half of an
 // H200 node's memory. The reference's files stay until the workload is done: they are what
 // later trials (an earlier trial's answer replayed) and a batch's other runs are compared with.
@@ -106,16 +107,21 @@ class JudgedFiles {
   JudgedFiles(const JudgedFiles&) = delete;
   JudgedFiles& operator=(const JudgedFiles&) = delete;
 
-  void Remove(const v1::Definition& def, int trial, bool recheck) {
-    std::vector<std::string> names;
+  // Done with the files of a pass judged correct: each is renamed to the output's reuse name
+  // (WorkerReuseFile), which the worker writes its next pass of that output over in place (no
+  // new pages), before the worker hears the verdict. Any not renamed so is removed on a thread
+  // of the harness while the worker goes on; the next pass waits for that.
+  void Done(const v1::Definition& def, int trial, bool recheck) {
+    std::vector<std::pair<std::string, std::string>> renames;
     for (const v1::TensorSpec& spec : def.outputs()) {
-      names.push_back(WorkerOutputFile(trial, spec.name(), recheck));
+      renames.emplace_back(WorkerOutputFile(trial, spec.name(), recheck),
+                           WorkerReuseFile(spec.name()));
     }
     Wait();
+    std::vector<std::string> left = RenameBeneath(root_, Folders(), renames);
+    if (left.empty()) return;
     pending_ = std::async(std::launch::async,
-                          [root = root_, folders = std::vector<std::string>{
-                                             absl::StrCat("w", workload_), "out"},
-                           names = std::move(names)] {
+                          [root = root_, folders = Folders(), names = std::move(left)] {
                             // Housekeeping: the worker's own threads come first.
                             (void)NiceThisThread(10);
                             UnlinkBeneath(root, folders, names);
@@ -126,6 +132,8 @@ class JudgedFiles {
   }
 
  private:
+  std::vector<std::string> Folders() const { return {absl::StrCat("w", workload_), "out"}; }
+
   const std::string root_;
   const int workload_;
   std::future<void> pending_;
@@ -583,7 +591,7 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
         const bool go =
             w.comparison->Compare(outputs.trial(), recheck, {&reported, dir}) &&
             w.comparison->verdict().status == v1::PASSED;
-        if (go) judged_files.Remove(*w.job->definition, outputs.trial(), recheck);
+        if (go) judged_files.Done(*w.job->definition, outputs.trial(), recheck);
         return go;
       };
       run = CallRole(*cand.session, std::move(request),

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <memory>
+#include <utility>
+#include <vector>
 #include <string>
 
 namespace kiln {
@@ -109,6 +112,87 @@ TEST_CASE("UnlinkBeneath removes named files without following a link to another
   CHECK(fs::exists(dir.path() + "/elsewhere/out/t0_c.bin"));
   // A missing folder: nothing.
   CHECK(UnlinkBeneath(dir.path() + "/none", {"w0"}, {"t0_c.bin"}) == 0);
+}
+
+TEST_CASE("RenameBeneath renames within the folder, without following a link to another") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  REQUIRE(MakeDirs(dir.path() + "/root/w0/out").ok());
+  REQUIRE(MakeDirs(dir.path() + "/elsewhere/out").ok());
+  const std::string root = dir.path() + "/root";
+  REQUIRE(WriteFile(root + "/w0/out/t0_c.bin", "pass 0").ok());
+  REQUIRE(WriteFile(root + "/w0/out/reuse_c.bin", "older").ok());
+  REQUIRE(WriteFile(dir.path() + "/elsewhere/out/t0_c.bin", "x").ok());
+  // Renamed over an older file of that name; a missing one is reported back.
+  std::vector<std::string> left =
+      RenameBeneath(root, {"w0", "out"}, {{"t0_c.bin", "reuse_c.bin"}, {"r0_c.bin", "x.bin"}});
+  CHECK(left == std::vector<std::string>{"r0_c.bin"});
+  CHECK_FALSE(fs::exists(root + "/w0/out/t0_c.bin"));
+  CHECK(*ReadFile(root + "/w0/out/reuse_c.bin") == "pass 0");
+  // Names that would leave the folder are not renamed.
+  left = RenameBeneath(root, {"w0", "out"}, {{"reuse_c.bin", "../../../elsewhere/out/y.bin"},
+                                             {"..", "z"}, {"", "z"}});
+  CHECK(left.size() == 3);
+  CHECK(fs::exists(root + "/w0/out/reuse_c.bin"));
+  CHECK_FALSE(fs::exists(dir.path() + "/elsewhere/out/y.bin"));
+  // A folder replaced by a link to elsewhere is not entered.
+  fs::rename(root + "/w0/out", root + "/w0/out.old");
+  fs::create_directory_symlink(dir.path() + "/elsewhere/out", root + "/w0/out");
+  left = RenameBeneath(root, {"w0", "out"}, {{"t0_c.bin", "reuse_c.bin"}});
+  CHECK(left == std::vector<std::string>{"t0_c.bin"});
+  CHECK(fs::exists(dir.path() + "/elsewhere/out/t0_c.bin"));
+  CHECK_FALSE(fs::exists(dir.path() + "/elsewhere/out/reuse_c.bin"));
+}
+
+TEST_CASE("WriteFileOver writes over a plain file in place and renames it; never through a "
+          "link") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  const std::string reuse = dir.path() + "/reuse_c.bin", path = dir.path() + "/t1_c.bin";
+  auto parts = [](std::vector<std::string> texts) {
+    auto at = std::make_shared<size_t>(0);
+    auto held = std::make_shared<std::vector<std::string>>(std::move(texts));
+    return [at, held]() -> absl::StatusOr<std::string_view> {
+      if (*at == held->size()) return std::string_view();
+      return std::string_view((*held)[(*at)++]);
+    };
+  };
+  auto inode = [](const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_ino) : int64_t{-1};
+  };
+  SECTION("a plain file: the same inode, cut to what was written") {
+    REQUIRE(WriteFile(reuse, "an older and longer pass").ok());
+    const int64_t before = inode(reuse);
+    REQUIRE(WriteFileOver(path, reuse, parts({"new ", "pass"})).ok());
+    CHECK(*ReadFile(path) == "new pass");
+    CHECK(inode(path) == before);
+    CHECK_FALSE(fs::exists(reuse));
+  }
+  SECTION("none there: a new file") {
+    REQUIRE(WriteFileOver(path, reuse, parts({"new"})).ok());
+    CHECK(*ReadFile(path) == "new");
+  }
+  SECTION("a link: not followed, its target untouched, a new file written") {
+    const std::string target = dir.path() + "/target.bin";
+    REQUIRE(WriteFile(target, "someone else's").ok());
+    fs::create_symlink(target, reuse);
+    REQUIRE(WriteFileOver(path, reuse, parts({"new"})).ok());
+    CHECK(*ReadFile(path) == "new");
+    CHECK(*ReadFile(target) == "someone else's");
+    CHECK(inode(path) != inode(target));
+  }
+  SECTION("an error from a part: nothing at path, the reused file gone") {
+    REQUIRE(WriteFile(reuse, "older").ok());
+    bool first = true;
+    absl::Status s = WriteFileOver(path, reuse, [&]() -> absl::StatusOr<std::string_view> {
+      if (std::exchange(first, false)) return std::string_view("half");
+      return absl::DataLossError("the device copy failed");
+    });
+    CHECK(s.code() == absl::StatusCode::kDataLoss);
+    CHECK_FALSE(fs::exists(path));
+    CHECK_FALSE(fs::exists(reuse));
+  }
 }
 
 TEST_CASE("temporary folders are fresh and private") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
+#include <map>
 #include <set>
 #include <string>
 
@@ -243,7 +244,7 @@ TEST_CASE("workers' folders are in the scratch folder; a run whose outputs do no
 }
 
 // On every call, prints how many files its worker's output folders (w*/out under its working
-// directory) hold.
+// directory) hold, and the inode of each.
 v1::Solution OutputCounter(const std::string& name) {
   return VectorAddSolution(name, R"(
     if (i == 0) {
@@ -254,7 +255,12 @@ v1::Solution OutputCounter(const std::string& name) {
           std::string out = std::string(w->d_name) + "/out";
           if (DIR* d = opendir(out.c_str())) {
             ++dirs;
-            while (dirent* f = readdir(d)) files += f->d_name[0] != '.';
+            while (dirent* f = readdir(d)) {
+              if (f->d_name[0] == '.') continue;
+              ++files;
+              std::printf("kiln-test inode %s %lu\n", w->d_name,
+                          static_cast<unsigned long>(f->d_ino));
+            }
             closedir(d);
           }
         }
@@ -267,11 +273,12 @@ v1::Solution OutputCounter(const std::string& name) {
                            "#include <cstdio>\n#include <dirent.h>\n#include <string>\n");
 }
 
-TEST_CASE("the candidate's files of a pass judged at its gate are removed before the next pass; "
+TEST_CASE("the candidate's files of a pass judged at its gate are written over by its next pass; "
           "the room a run reserves counts on it") {
   // Official mode: 3 trials, each a checked and a recheck pass. The reference keeps its 6 passes
   // until the workload is done, the candidate at most 2: per workload 8 passes of files instead
-  // of 12 (Evaluation::OutputFileBytes).
+  // of 12 (Evaluation::OutputFileBytes). Each pass after the first is written over the file of
+  // the pass before it, which the harness renamed to WorkerReuseFile once it was judged.
   const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
   const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
   HarnessOptions options;
@@ -287,13 +294,19 @@ TEST_CASE("the candidate's files of a pass judged at its gate are removed before
     // In the RAM-backed folder: with every pass of both kept (12 passes) it would not fit.
     std::set<std::string> folders;
     int listings = 0, most = 0, seen_dirs = 0;
+    std::map<std::string, std::set<std::string>> inodes;  // per workload folder
     const std::regex line("kiln-test outputs dirs=([0-9]+) files=([0-9]+)");
+    const std::regex inode("kiln-test inode (w[0-9]+) ([0-9]+)");
     for (const auto& [name, text] : testing::WorkerLogs(node.stub(), run.run_id())) {
       for (auto it = std::sregex_iterator(text.begin(), text.end(), line);
            it != std::sregex_iterator(); ++it) {
         ++listings;
         seen_dirs = std::max(seen_dirs, std::stoi((*it)[1].str()));
         most = std::max(most, std::stoi((*it)[2].str()));
+      }
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), inode);
+           it != std::sregex_iterator(); ++it) {
+        inodes[(*it)[1].str()].insert((*it)[2].str());
       }
     }
     CHECK(Subfolders(node.dir() + "/data/jobs") == 0);
@@ -303,6 +316,13 @@ TEST_CASE("the candidate's files of a pass judged at its gate are removed before
     // At a call: the pass being written (after the checked call, the second call of the trial)
     // and the pass before it, whose removal may not be done. Kept, trial 2's calls would see 4.
     CHECK(most <= 2);
+    // Every pass of a workload in one file: its pages made once, by the first. Six passes
+    // written anew would show six.
+    CHECK(inodes.size() == 3);
+    for (const auto& [folder, seen] : inodes) {
+      INFO(folder);
+      CHECK(seen.size() == 1);
+    }
   }
   if (!shm) (void)RemoveTree(scratch);
 }
