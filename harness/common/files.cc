@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -130,16 +131,15 @@ absl::Status WriteFileOver(const std::string& path, const std::string& reuse,
   return absl::OkStatus();
 }
 
+std::function<absl::StatusOr<std::string_view>()> OnePart(std::string_view content) {
+  return [content, given = false]() mutable -> absl::StatusOr<std::string_view> {
+    if (std::exchange(given, true)) return std::string_view();
+    return content;
+  };
+}
+
 absl::Status WriteFile(const std::string& path, std::string_view content, bool durable) {
-  bool given = false;
-  return WriteFileInParts(
-      path,
-      [&]() -> absl::StatusOr<std::string_view> {
-        if (given) return std::string_view();
-        given = true;
-        return content;
-      },
-      durable);
+  return WriteFileInParts(path, OnePart(content), durable);
 }
 
 bool RamBacked(const std::string& dir) {

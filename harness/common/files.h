@@ -28,6 +28,9 @@ absl::Status WriteFileInParts(const std::string& path,
 // what was written. When `reuse` cannot be opened so, as WriteFileInParts.
 absl::Status WriteFileOver(const std::string& path, const std::string& reuse,
                            const std::function<absl::StatusOr<std::string_view>()>& next_part);
+// `content` as the parts of WriteFileInParts or WriteFileOver: itself, then an empty part. The
+// bytes are not copied: they must outlive the write.
+std::function<absl::StatusOr<std::string_view>()> OnePart(std::string_view content);
 // Opens `reuse` for writing in place as WriteFileOver does: a plain file, no link followed, not
 // truncated. -1 when it is missing or not a plain file.
 int OpenForReuse(const std::string& reuse);

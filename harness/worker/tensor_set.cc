@@ -334,9 +334,10 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
     }
   }
   // A judged pass's file left for reuse is written over: its pages are there already.
+  // Either way the file is renamed to `path` once complete.
   int fd = OpenForReuse(reuse);
-  const std::string tmp = fd >= 0 ? reuse : absl::StrCat(path, ".tmp.", ::getpid());
-  if (fd < 0) fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::string target = fd >= 0 ? reuse : absl::StrCat(path, ".tmp.", ::getpid());
+  if (fd < 0) fd = ::open(target.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;  // the plain path says why
   const size_t size = static_cast<size_t>(slot.bytes);
   void* mapped = MAP_FAILED;
@@ -346,7 +347,7 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
   ::close(fd);
   auto give_up = [&] {
     if (mapped != MAP_FAILED) ::munmap(mapped, size);
-    ::unlink(tmp.c_str());
+    ::unlink(target.c_str());
   };
   if (mapped == MAP_FAILED) {
     give_up();
@@ -381,7 +382,7 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
     if (copy_error != 0) {
       give_up();
       return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot write output '", slot.spec.name(), "' (", FormatBytes(slot.bytes), ") to ", tmp,
+          "cannot write output '", slot.spec.name(), "' (", FormatBytes(slot.bytes), ") to ", target,
           ": the job folder's file system could not give it pages, it is full "
           "(MADV_POPULATE_WRITE: ", std::strerror(copy_error), ")"));
     }
@@ -393,9 +394,9 @@ absl::StatusOr<bool> TensorSet::WriteDeviceOutputInParallel(const std::string& p
     give_up();
     return s;
   }
-  if (::munmap(mapped, size) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::munmap(mapped, size) != 0 || ::rename(target.c_str(), path.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
+    ::unlink(target.c_str());
     return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(e)));
   }
   return true;
@@ -630,15 +631,10 @@ absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::Tria
     const Slot& slot = *slots_[i];
     std::string path = WorkerOutputPath(dir, trial, slot.spec.name(), recheck);
     const std::string reuse = WorkerReusePath(dir, slot.spec.name());
-    bool given = false;
     absl::Status s =
         slot.host ? WriteFileOver(path, reuse,
-                                  [&]() -> absl::StatusOr<std::string_view> {
-                                    if (std::exchange(given, true)) return std::string_view();
-                                    return std::string_view(
-                                        static_cast<const char*>(Data(slot)),
-                                        static_cast<size_t>(slot.bytes));
-                                  })
+                                  OnePart(std::string_view(static_cast<const char*>(Data(slot)),
+                                                           static_cast<size_t>(slot.bytes))))
                   : WriteDeviceOutput(path, reuse, slot);
     if (!s.ok()) return s;
     v1::OutputTensor* out = record->add_outputs();

@@ -15,16 +15,17 @@ run; the reference's latency cached after the first round), then the direct meas
 kernel at each batch: 3 trials on fresh inputs, each the median of 50 calls' CUPTI spans
 (torch.profiler) after a 2 x L2 zero-fill and a synchronize, the mean of the 3 medians: kiln's
 official protocol done by hand on the same kernel (the CUDA one built with kiln's nvcc flags and
-called through the ABI by tests/gpu/kiln_ctypes.py, the Triton one imported from its kernel.py).
+called through the ABI by tests/gpu/kiln_ctypes.py, the Triton one by tests/gpu/
+python_solutions.py's direct_latency). --kernels triton alone is what
+tests/perf/triton_timing_agreement.py measured before this script took its place.
 
   python3 tests/perf/gpu_short_kernels.py BUNDLE_DIR OUT_DIR DATASET_DIR [--rounds 8]
-      [--budget-s 150]
+      [--budget-s 150] [--kernels cuda,triton]
 
 OUT_DIR gets report.md and results.json; details/ the CLI outputs and traces. Exits 1 if a
 submission did not PASS or a kernel could not be measured directly.
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -38,7 +39,7 @@ import gpu_timing_agreement as agreement  # noqa: E402  (Harness, Budget, profil
 GPU_DIR = os.path.join(HERE, "..", "gpu")
 sys.path.insert(0, GPU_DIR)
 import kiln_ctypes  # noqa: E402
-from python_solutions import find_file  # noqa: E402
+import python_solutions as suite  # noqa: E402  (find_file, submit, direct_latency)
 
 LINES = [1, 7]  # rmsnorm_h4096.jsonl: batch 7 and 64
 BATCHES = [7, 64]
@@ -62,8 +63,11 @@ def stats(values):
 class Direct:
     """The kernels called from this process on torch tensors, timed by torch.profiler."""
 
-    def __init__(self, torch, bundle, details, budget):
+    def __init__(self, torch, bundle, details, budget, kernels):
         self.torch, self.details = torch, details
+        self.so = None
+        if "cuda" not in kernels:
+            return
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         self.flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
         self.stream = torch.cuda.Stream()
@@ -77,13 +81,14 @@ class Direct:
         ok, log = kiln_ctypes.finish_compile(proc, self.so, min(120, budget.left()))
         if not ok:
             raise RuntimeError("nvcc failed: " + log.strip()[-300:])
-        spec = importlib.util.spec_from_file_location(
-            "direct_triton", os.path.join(GPU_DIR, "solutions", KERNELS["triton"][0],
-                                          "kernel.py"))
-        self.triton = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.triton)
 
     def latency(self, kind, batch, tag):
+        solution, match = KERNELS[kind]
+        trace = os.path.join(self.details, f"trace_{tag}")
+        if kind == "triton":
+            return suite.direct_latency(self.torch, solution, match, {"batch_size": batch},
+                                        trace)[0]
+        # The CUDA kernel through the ABI, as direct_latency does the Triton one.
         torch = self.torch
         medians = []
         for trial in range(3):
@@ -91,15 +96,10 @@ class Direct:
                 x = torch.randn(batch, 4096, dtype=torch.bfloat16, device="cuda")
                 w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
                 y = torch.empty_like(x)
-                if kind == "cuda":
-                    call = kiln_ctypes.SolutionCall(torch, self.so, [x, w, y], ["bfloat16"] * 3,
-                                                    self.stream)
-                else:
-                    def call():
-                        self.triton.run(x, w, y)
-                median, _ = agreement.profiler_spans(
-                    torch, call, self.flush, KERNELS[kind][1],
-                    os.path.join(self.details, f"trace_{tag}_t{trial}.json"))
+                call = kiln_ctypes.SolutionCall(torch, self.so, [x, w, y], ["bfloat16"] * 3,
+                                                self.stream)
+                median, _ = agreement.profiler_spans(torch, call, self.flush, match,
+                                                     f"{trace}.{trial}.json")
                 medians.append(median)
             torch.cuda.synchronize()
         return statistics.mean(medians)
@@ -112,7 +112,11 @@ def main():
     p.add_argument("dataset")
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--budget-s", type=float, default=150)
+    p.add_argument("--kernels", default="cuda,triton", help="of: " + ", ".join(KERNELS))
     a = p.parse_args()
+    kernels = [k for k in a.kernels.split(",") if k]
+    if not kernels or any(k not in KERNELS for k in kernels):
+        p.error(f"--kernels: each of {', '.join(KERNELS)}")
     budget = agreement.Budget(a.budget_s)
     bundle = os.path.abspath(a.bundle)
     out = os.path.abspath(a.out)
@@ -122,17 +126,17 @@ def main():
     os.makedirs(work, exist_ok=True)
     os.environ["PATH"] = os.path.join(bundle, "bin") + os.pathsep + os.environ.get("PATH", "")
     os.environ["KILN_INCLUDE_DIR"] = os.path.join(bundle, "include")
-    with open(find_file(a.dataset, "rmsnorm_h4096.jsonl")) as f:
+    with open(suite.find_file(a.dataset, "rmsnorm_h4096.jsonl")) as f:
         lines = f.read().splitlines()
     jsonl = os.path.join(work, "short.jsonl")
     with open(jsonl, "w") as f:
         f.write("\n".join(lines[n - 1] for n in LINES) + "\n")
-    def_json = find_file(a.dataset, "rmsnorm_h4096.json")
+    def_json = suite.find_file(a.dataset, "rmsnorm_h4096.json")
 
     import torch
     results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(0),
                "torch": torch.__version__, "rounds": [], "errors": []}
-    direct = Direct(torch, bundle, details, budget)
+    direct = Direct(torch, bundle, details, budget, kernels)
     harness = agreement.Harness(bundle, work, details)
     harness.extra_args = ["--python", sys.executable]
     harness.start_wait_s = 60
@@ -145,15 +149,12 @@ def main():
             if budget.left() < 25:
                 results["errors"].append(f"stopped before round {r + 1}: time budget")
                 break
-            order = ["cuda", "triton"] if r % 2 == 0 else ["triton", "cuda"]
+            order = kernels if r % 2 == 0 else kernels[::-1]
             row = {"round": r + 1, "order": order, "kiln_ms": {}, "direct_ms": {}}
             for kind in order:
                 tag = f"submit_{kind}_r{r + 1}"
-                rc, text = harness.kiln(
-                    ["submit", "--definition", "rmsnorm_h4096", "--solution",
-                     os.path.join(GPU_DIR, "solutions", KERNELS[kind][0]), "--workloads", jsonl,
-                     "--mode", "official", "--json", "--timeout-s", "90"], tag, 110)
-                doc = agreement.parse_json(text) or {}
+                rc, _, doc, _ = suite.submit(harness, KERNELS[kind][0], "rmsnorm_h4096", [],
+                                             jsonl, tag, budget)
                 if doc.get("status") != "PASSED":
                     results["errors"].append(f"{tag}: exit {rc}, status {doc.get('status')}")
                     continue
@@ -179,7 +180,7 @@ def main():
              "mean ms | direct: CV % | direct: range % (ns) | kiln vs direct (means) | largest "
              "per-round kiln vs direct |", "|---|---|---|---|---|---|---|---|---|"]
     summary = {}
-    for kind in KERNELS:
+    for kind in kernels:
         for batch in BATCHES:
             key = f"{kind} {batch}"
             k = [row["kiln_ms"][key] for row in results["rounds"] if key in row["kiln_ms"]]
