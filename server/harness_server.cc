@@ -466,12 +466,16 @@ absl::Status HarnessServerImpl::Open() {
       std::make_unique<PeakBandwidthCache>(absl::StrCat(options_.data_dir, "/peak_bandwidth.json"));
   node_.peak_bandwidth = peak_bandwidth_.get();
   node_.python = python_.get();
-  if (options_.warm_references) {
-    warm_ = std::make_unique<WarmWorkers>();
-    node_.warm = warm_.get();
-  }
   reaper_ = std::make_unique<FolderReaper>(/*log=*/!options_.quiet);
   node_.reaper = reaper_.get();
+  if (options_.warm_references) {
+    // A dropped warm worker's folder (the files it kept for its next run) is removed off the
+    // device slot.
+    warm_ = std::make_unique<WarmWorkers>(
+        2, [reaper = reaper_.get()](const std::string& dir) { DiscardFolder(reaper, dir); });
+    node_.warm = warm_.get();
+  }
+  node_.keep_reference_files = options_.keep_reference_files;
   if (options_.python_spares) {
     spares_ = std::make_unique<SpareWorkers>();
     node_.spares = spares_.get();

@@ -50,6 +50,9 @@ struct HarnessOptions {
   bool check_references = true;
   // References served by warm workers kept between runs (server/evaluation/warm_workers.h).
   bool warm_references = true;
+  // A warm reference worker's output files of a run kept (up to 2 GiB a worker) for its next run
+  // to write over in place instead of making new pages.
+  bool keep_reference_files = true;
   // Python runners started ahead of need, on GPU backends: for Python/Triton candidates, and
   // for Python references of definitions no warm worker serves yet
   // (server/evaluation/spare_workers.h).

@@ -45,6 +45,9 @@ ABSL_FLAG(bool, warm_references, true,
           "keep each definition's reference running between runs (one sandboxed worker per "
           "reference and device, torch imported and the device's context made); false: a "
           "fresh reference worker for every workload");
+ABSL_FLAG(bool, keep_reference_files, true,
+          "a warm reference worker's output files of a run (up to 2 GiB a worker) are kept for "
+          "its next run to write over in place; false: written anew every run");
 ABSL_FLAG(bool, python_spares, true,
           "keep Python runners per GPU started ahead of need (torch imported): one for the next "
           "Python/Triton candidate, one for the next Python reference no warm worker serves");
@@ -98,6 +101,7 @@ kiln::HarnessOptions OptionsFromFlags() {
   o.python = absl::GetFlag(FLAGS_python);
   o.check_references = absl::GetFlag(FLAGS_check_references);
   o.warm_references = absl::GetFlag(FLAGS_warm_references);
+  o.keep_reference_files = absl::GetFlag(FLAGS_keep_reference_files);
   o.python_spares = absl::GetFlag(FLAGS_python_spares);
   o.scratch_dir = absl::GetFlag(FLAGS_scratch_dir);
   kiln::ApplyAccessFlags(&o);
@@ -113,6 +117,7 @@ constexpr char kUsage[] =
     "                    [--compile-timeout-s S] [--max-queue N] [--quiet]\n"
     "                    [--check-references=true|false] [--python PATH|none]\n"
     "                    [--host-flush-mb N] [--warm-references=true|false]\n"
+    "                    [--keep-reference-files=true|false]\n"
     "                    [--python-spares=true|false] [--compile-threads N]\n"
     "                    [--compile-nice N]\n"
     "                    [--scratch-dir auto|DIR|'']\n"
@@ -138,6 +143,10 @@ constexpr char kUsage[] =
     "                            imported and its device context made (default true; false: a\n"
     "                            fresh reference worker for every workload). Candidates always\n"
     "                            get a fresh process of their own\n"
+    "  --keep-reference-files=B  a warm reference worker's output files of a run, up to 2 GiB\n"
+    "                            a worker, are kept for its next run to write each pass over\n"
+    "                            in place: no new pages on the RAM-backed folder (default\n"
+    "                            true; false: written anew every run)\n"
     "  --python-spares=B         keep Python runners per GPU started ahead of need, torch\n"
     "                            imported on the CPU only: one (triton too) for the next\n"
     "                            Python or Triton candidate, which serves one run, and one for\n"

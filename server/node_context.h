@@ -56,6 +56,9 @@ struct NodeContext {
   const PythonRuntime* python = nullptr;
   // Warm reference workers kept between runs (null: every reference gets a worker of its own).
   WarmWorkers* warm = nullptr;
+  // Whether a warm reference worker's output files of a run are kept for its next run to write
+  // over in place (workload_evaluation.cc, KeepReferenceFiles).
+  bool keep_reference_files = true;
   // Python runners started ahead of need, for Python/Triton candidates and Python references
   // (null: none). On GPU backends only, unless spares_on_host (tests).
   SpareWorkers* spares = nullptr;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -630,7 +631,10 @@ absl::Status TensorSet::WriteOutputs(const std::string& dir, int trial, v1::Tria
   for (size_t i = num_inputs_; i < slots_.size(); ++i) {
     const Slot& slot = *slots_[i];
     std::string path = WorkerOutputPath(dir, trial, slot.spec.name(), recheck);
-    const std::string reuse = WorkerReusePath(dir, slot.spec.name());
+    std::string reuse = WorkerKeptPath(dir, trial, slot.spec.name(), recheck);
+    if (struct stat info; ::lstat(reuse.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+      reuse = WorkerReusePath(dir, slot.spec.name());
+    }
     absl::Status s =
         slot.host ? WriteFileOver(path, reuse,
                                   OnePart(std::string_view(static_cast<const char*>(Data(slot)),

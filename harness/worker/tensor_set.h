@@ -84,7 +84,9 @@ class TensorSet {
                              bool intact = false);
   // Writes every output to WorkerOutputPath(dir, trial, name, recheck) (raw bytes, row-major)
   // and records it. Where the harness left a judged pass's file of that output for reuse
-  // (WorkerReusePath(dir, name)), it is written over in place and renamed: no new pages.
+  // (WorkerReusePath(dir, name)), or a warm reference worker's file of the same pass from its
+  // previous run (WorkerKeptPath(dir, trial, name, recheck), tried first), it is written over in
+  // place and renamed: no new pages.
   absl::Status WriteOutputs(const std::string& dir, int trial, v1::TrialOutputs* record,
                             bool recheck = false);
   // Whether an output was written by threads of kiln's own since the last call (their CPU time

@@ -40,6 +40,16 @@ std::string WorkerReusePath(const std::string& output_dir, const std::string& na
   return absl::StrCat(output_dir.empty() ? "." : output_dir, "/", WorkerReuseFile(name));
 }
 
+std::string WorkerKeptFile(int trial, const std::string& name, bool recheck) {
+  return absl::StrCat("kept_", WorkerOutputFile(trial, name, recheck));
+}
+
+std::string WorkerKeptPath(const std::string& output_dir, int trial, const std::string& name,
+                           bool recheck) {
+  return absl::StrCat(output_dir.empty() ? "." : output_dir, "/",
+                      WorkerKeptFile(trial, name, recheck));
+}
+
 absl::Status CheckResultClaims(const v1::WorkerRequest& request, const v1::WorkerResult& result,
                                const GateRecord& gates) {
   const v1::Definition& def = request.definition();

@@ -135,6 +135,15 @@ std::string WorkerOutputPath(const std::string& output_dir, int trial, const std
 // writing them. It holds the candidate's own earlier output, nothing else.
 std::string WorkerReuseFile(const std::string& name);
 std::string WorkerReusePath(const std::string& output_dir, const std::string& name);
+// The file of one pass that the harness leaves in a warm reference worker's folder from the
+// worker's previous run (its file of that pass, renamed: kept_t<trial>_<name>.bin or
+// kept_r<trial>_<name>.bin), for the worker to write the same pass of its next run over in place.
+// It holds the trusted reference's own earlier output; the pass's file exists under its own name
+// only once it is wholly written (WriteFileOver), so an earlier run's values are never read as
+// this run's.
+std::string WorkerKeptFile(int trial, const std::string& name, bool recheck = false);
+std::string WorkerKeptPath(const std::string& output_dir, int trial, const std::string& name,
+                           bool recheck = false);
 
 // What the harness saw at the gates of a gated request (WorkerRequest.gate_trials): the checked
 // outputs reported and the rechecks', each in trial order, and whether it stopped the worker at

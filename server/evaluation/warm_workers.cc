@@ -20,16 +20,21 @@ WarmWorkers::Lease WarmWorkers::Take(const std::string& slot, const std::string&
 }
 
 void WarmWorkers::Give(const std::string& slot, Lease lease) {
-  if (lease.session == nullptr || !lease.session->open()) return;
-  std::vector<Lease> evicted;  // ended outside the lock: a worker's exit is awaited
-  {
+  std::vector<Lease> dropped;  // ended outside the lock: a worker's exit is awaited
+  if (lease.session == nullptr || !lease.session->open()) {
+    dropped.push_back(std::move(lease));
+  } else {
     std::lock_guard<std::mutex> lock(mu_);
     auto& workers = slots_[slot];
     workers.push_front(std::move(lease));
     while (static_cast<int>(workers.size()) > per_slot_) {
-      evicted.push_back(std::move(workers.back()));
+      dropped.push_back(std::move(workers.back()));
       workers.pop_back();
     }
+  }
+  for (Lease& gone : dropped) {
+    gone.session.reset();
+    if (discard_folder_ && !gone.dir.empty()) discard_folder_(gone.dir);
   }
 }
 

@@ -15,11 +15,13 @@
 #define KILN_SERVER_EVALUATION_WARM_WORKERS_H_
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "harness/worker/worker_client.h"
 
@@ -36,19 +38,26 @@ class WarmWorkers {
     int64_t served = 0;                      // requests it has served before this lease
   };
 
-  explicit WarmWorkers(int per_slot = 2) : per_slot_(per_slot) {}
+  // `discard_folder` (optional): called with the folder of each worker dropped by Give (ended,
+  // or evicted) once its process is gone: the files it kept for its next run
+  // (workload_evaluation.cc) go with it.
+  explicit WarmWorkers(int per_slot = 2,
+                       std::function<void(const std::string&)> discard_folder = {})
+      : per_slot_(per_slot), discard_folder_(std::move(discard_folder)) {}
   WarmWorkers(const WarmWorkers&) = delete;
   WarmWorkers& operator=(const WarmWorkers&) = delete;
 
   // The warm worker of `key` on `slot`, taken out of the pool (a slot's runs run one at a time,
   // so nothing else wants it meanwhile); Lease.session is null when there is none.
   Lease Take(const std::string& slot, const std::string& key);
-  // Puts a worker back. One whose session has ended is dropped (its process is gone). The
-  // workers left end with this object (harness shutdown).
+  // Puts a worker back. One whose session has ended is dropped (its process is gone), and so is
+  // the least recently used past `per_slot` (its process ended here); either's folder is
+  // discarded. The workers left end with this object (harness shutdown).
   void Give(const std::string& slot, Lease lease);
 
  private:
   const int per_slot_;
+  const std::function<void(const std::string&)> discard_folder_;
   std::mutex mu_;
   // Per slot, most recently used first.
   std::map<std::string, std::list<Lease>> slots_;

@@ -1,5 +1,7 @@
 #include "server/evaluation/workload_evaluation.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -80,6 +82,9 @@ struct WorkloadState {
   v1::TimingResult ref_timing;
   bool ref_cached = false;
   std::string ref_folder;  // the reference's outputs, removed once the workload is done
+  // Where a warm reference worker's files of this workload are kept for its next run (its
+  // folder's kept_w<index>; KeepReferenceFiles), "" when they are not kept.
+  std::string ref_keep;
   // The reference's latency in the node's timing cache, looked up before the references run.
   std::string ref_cache_key;
   std::optional<v1::TimingResult> cached_ref_timing;
@@ -138,6 +143,82 @@ class JudgedFiles {
   const int workload_;
   std::future<void> pending_;
 };
+
+// The most bytes of output files a warm reference worker's folder keeps from its last run for
+// the next one to write over (KeepReferenceFiles): an RMSNorm at batch 14418 writes 6 passes
+// of 118 MiB. Above it the files are removed as before; a KernelBench problem with a 6 GiB output
+// writes 36 GiB in official mode, which would take the RAM-backed folder's room from runs.
+constexpr int64_t kMaxKeptReferenceBytes = int64_t{2} << 30;
+
+// The bytes of the plain files in `folder` (no link followed; -1 when it cannot be read), and
+// of those kept in a warm worker's folder `dir` (its kept_w*/out/ files).
+int64_t FolderFileBytes(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int64_t bytes = 0;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code file_ec;
+    if (fs::is_regular_file(it->symlink_status(file_ec))) {
+      const uintmax_t size = it->file_size(file_ec);
+      if (!file_ec) bytes += static_cast<int64_t>(size);
+    }
+  }
+  return ec ? -1 : bytes;
+}
+
+int64_t KeptBytes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int64_t bytes = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("kept_w", 0) != 0) continue;
+    bytes += std::max<int64_t>(0, FolderFileBytes((it->path() / "out").string()));
+  }
+  return bytes;
+}
+
+// A warm reference worker's files of a workload it computed correctly (every pass it reported:
+// t<trial>_<name>.bin and r<trial>_<name>.bin under `folder`/out), kept for its next run on the
+// same workload index to write each pass over in place (WorkerKeptFile): on a tmpfs a new file's
+// pages are made and zeroed as it is written, and given back when it is removed. Each is
+// renamed to its kept name (so no earlier run's file is ever under a pass's own name), then
+// the folder to `keep`. False when they are not kept (the caller removes the folder): over
+// kMaxKeptReferenceBytes with what the worker keeps already, a pass not where the worker said,
+// or a rename that failed.
+bool KeepReferenceFiles(const RoleRun& ref, const std::string& folder, const std::string& keep) {
+  if (!ref.started.ok() || ref.result.status() != v1::PASSED) return false;
+  const std::string out = absl::StrCat(folder, "/out");
+  std::vector<std::pair<std::string, std::string>> renames;
+  auto add = [&](const v1::TrialOutputs& pass, bool recheck) {
+    for (const v1::OutputTensor& o : pass.outputs()) {
+      const std::string name = WorkerOutputFile(pass.trial(), o.name(), recheck);
+      if (o.path() != absl::StrCat(out, "/", name)) return false;
+      renames.emplace_back(name, WorkerKeptFile(pass.trial(), o.name(), recheck));
+    }
+    return true;
+  };
+  for (const v1::TrialOutputs& pass : ref.result.trials()) {
+    if (!add(pass, false)) return false;
+  }
+  for (const v1::TrialOutputs& pass : ref.result.rechecks()) {
+    if (!add(pass, true)) return false;
+  }
+  // Every file the folder would keep: these passes and any kept file of an earlier run that
+  // this one did not write over (a run of fewer trials).
+  const int64_t bytes = FolderFileBytes(out);
+  if (bytes < 0) return false;
+  const size_t slash = keep.rfind('/');
+  if (renames.empty() || slash == std::string::npos ||
+      bytes + KeptBytes(keep.substr(0, slash)) > kMaxKeptReferenceBytes) {
+    return false;
+  }
+  const size_t last = folder.rfind('/');
+  if (last == std::string::npos) return false;
+  if (!RenameBeneath(folder.substr(0, last), {folder.substr(last + 1), "out"}, renames).empty()) {
+    return false;
+  }
+  return ::rename(folder.c_str(), keep.c_str()) == 0;
+}
 
 std::string SlotOf(const WorkloadJob& job) {
   return absl::StrCat(job.backend->name, "#", job.device_index);
@@ -211,10 +292,16 @@ std::string WarmKey(const NodeContext& node, const WorkloadJob& job, const std::
 
 // The reference of one workload: by the slot's warm worker for it (started now if there is
 // none), or, without warm workers, by a worker of its own in the workload's folder.
+//
+// `keep` (null: not kept, as a batch's shared reference): where a warm worker's files of this
+// workload are kept for its next run once the workload is done (KeepReferenceFiles); the files
+// it kept from its last run on this workload index are moved into the workload's folder first,
+// for each pass to be written over in place.
 RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
                      const v1::WorkerRequest& request, bool measure, const StageFn& on_stage,
-                     const std::atomic<bool>* cancel, std::string* folder) {
+                     const std::atomic<bool>* cancel, std::string* folder, std::string* keep) {
   RoleProgram program = ReferenceProgram(job);
+  if (keep != nullptr) keep->clear();
   if (node.warm == nullptr) {
     *folder = "";
     return RunRole(node, job, request, program, "reference", measure, on_stage, cancel);
@@ -266,6 +353,13 @@ RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
     worker.device_zero = lease.device_zero;
     *folder = absl::StrCat(lease.dir, "/", job.batch_id.empty() ? job.run_id : job.batch_id,
                            "_w", job.index);
+    if (keep != nullptr) {
+      *keep = absl::StrCat(lease.dir, "/kept_w", job.index);
+      // A folder of the harness's own making (the reference writes only below out/).
+      if (struct stat info; ::lstat(keep->c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+        (void)::rename(keep->c_str(), folder->c_str());
+      }
+    }
     run = RoleRun{};
     run.started = MakeDirs(absl::StrCat(*folder, "/out"));
     if (!run.started.ok()) return run;
@@ -318,7 +412,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
       WorkloadJob shared_job = job;
       shared_job.job_dir = absl::StrCat(node.jobs_dir, "/", job.batch_id, "_w", job.index);
       w.ref = RunReference(node, shared_job, ref_request, !cached.has_value(), on_stage, cancel,
-                           &w.ref_folder);
+                           &w.ref_folder, /*keep=*/nullptr);
       if (w.ref.started.ok() && w.ref.result.status() == v1::PASSED) {
         job.batch->Keep(job.index, w.ref,
                         w.ref_folder.empty() ? shared_job.job_dir : w.ref_folder);
@@ -327,7 +421,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
     }
   } else {
     w.ref = RunReference(node, job, ref_request, !cached.has_value(), on_stage, cancel,
-                         &w.ref_folder);
+                         &w.ref_folder, node.keep_reference_files ? &w.ref_keep : nullptr);
   }
   out.detail.set_reference_source(job.reference_source);
   if (!AcceptReference(w.ref, cancel, out)) return false;
@@ -464,7 +558,10 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   std::vector<WorkloadState> states(jobs.size());
   std::vector<WorkloadState*> ready;
   auto finish = [&](WorkloadState& w) {
-    if (!w.ref_folder.empty()) DiscardFolder(node.reaper, w.ref_folder);
+    if (!w.ref_folder.empty() &&
+        (w.ref_keep.empty() || !KeepReferenceFiles(w.ref, w.ref_folder, w.ref_keep))) {
+      DiscardFolder(node.reaper, w.ref_folder);
+    }
     done(w.job->index, std::move(w.out));
   };
   if (jobs.empty()) return;

@@ -43,6 +43,7 @@ class TestNode {
       defaults.max_queue = options.max_queue;
       if (options.python != HarnessOptions().python) defaults.python = options.python;
       defaults.warm_references = options.warm_references;
+      defaults.keep_reference_files = options.keep_reference_files;
       defaults.python_spares = options.python_spares;
       defaults.spares_on_host = options.spares_on_host;
       defaults.scratch_dir = options.scratch_dir;

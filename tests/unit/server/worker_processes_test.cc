@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness/common/sha256.h"
@@ -323,6 +324,75 @@ TEST_CASE("the candidate's files of a pass judged at its gate are written over b
       INFO(folder);
       CHECK(seen.size() == 1);
     }
+  }
+  if (!shm) (void)RemoveTree(scratch);
+}
+
+// The files a warm reference worker's folder keeps for its next run, by name (kept_w<i>/out/...),
+// with their inodes.
+std::map<std::string, uint64_t> KeptFiles(const std::string& warm) {
+  namespace fs = std::filesystem;
+  std::map<std::string, uint64_t> out;
+  std::error_code ec;
+  for (const auto& worker : fs::directory_iterator(warm, ec)) {
+    for (const auto& kept : fs::directory_iterator(worker.path(), ec)) {
+      if (kept.path().filename().string().rfind("kept_w", 0) != 0) continue;
+      for (const auto& f : fs::directory_iterator(kept.path() / "out", ec)) {
+        struct stat info;
+        if (::lstat(f.path().c_str(), &info) == 0) {
+          out[kept.path().filename().string() + "/" + f.path().filename().string()] =
+              static_cast<uint64_t>(info.st_ino);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST_CASE("a warm reference worker writes each pass of its next run over its file of that pass "
+          "from the last run") {
+  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
+  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  HarnessOptions options;
+  options.scratch_dir = scratch;
+  {
+    TestNode node(options);
+    const std::string warm = ScratchJobs(scratch, node.dir() + "/data") + "/warm";
+    v1::EvaluateRequest request = ThreeWorkloads(VectorAddSolution("plain", "c[i] = a[i] + b[i];"));
+    request.set_mode("official");
+    Passed(node, request);
+    // Official mode: 3 trials, each a checked and a recheck pass, for each of 3 workloads.
+    const std::map<std::string, uint64_t> first = KeptFiles(warm);
+    CHECK(first.size() == 18);
+    CHECK(first.count("kept_w0/kept_t0_c.bin") == 1);
+    CHECK(first.count("kept_w2/kept_r2_c.bin") == 1);
+    // The next run's inputs are new (its own seeds): a correct candidate passes only if every
+    // expected output is this run's, and an incorrect one is still found.
+    Passed(node, request);
+    const std::map<std::string, uint64_t> second = KeptFiles(warm);
+    CHECK(second == first);  // the same files, the same inodes: written over, no new pages
+    v1::EvaluateRequest wrong =
+        ThreeWorkloads(VectorAddSolution("off by one", "c[i] = a[i] + b[i] + (i == 5 ? 1.0f : 0.0f);"));
+    wrong.set_mode("official");
+    v1::Run run = Evaluated(node, wrong);
+    CHECK(run.status() == v1::INCORRECT_NUMERICAL);
+    // A kernelbench-mode run (one trial) writes two passes of each workload over kept ones; the
+    // rest stay kept.
+    request.set_mode("kernelbench");
+    Passed(node, request);
+    const std::map<std::string, uint64_t> third = KeptFiles(warm);
+    CHECK(third.size() == 18);
+    CHECK(third.at("kept_w1/kept_t0_c.bin") == first.at("kept_w1/kept_t0_c.bin"));
+    // Nothing under a pass's own name is left between runs.
+    for (const auto& [name, inode] : third) CHECK(name.find("/kept_") != std::string::npos);
+  }
+  {
+    options.keep_reference_files = false;
+    TestNode node(options);
+    v1::EvaluateRequest request = ThreeWorkloads(VectorAddSolution("plain", "c[i] = a[i] + b[i];"));
+    Passed(node, request);
+    Passed(node, request);
+    CHECK(KeptFiles(ScratchJobs(scratch, node.dir() + "/data") + "/warm").empty());
   }
   if (!shm) (void)RemoveTree(scratch);
 }
