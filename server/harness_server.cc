@@ -469,10 +469,13 @@ absl::Status HarnessServerImpl::Open() {
   reaper_ = std::make_unique<FolderReaper>(/*log=*/!options_.quiet);
   node_.reaper = reaper_.get();
   if (options_.warm_references) {
-    // A dropped warm worker's folder (the files it kept for its next run) is removed off the
-    // device slot.
+    // A dropped warm worker's folder (the files it kept for its next run) and log are removed
+    // off the device slot.
     warm_ = std::make_unique<WarmWorkers>(
-        2, [reaper = reaper_.get()](const std::string& dir) { DiscardFolder(reaper, dir); });
+        2, [reaper = reaper_.get()](const std::string& dir, const std::string& log) {
+          DiscardFolder(reaper, dir);
+          if (!log.empty()) DiscardFolder(reaper, log);
+        });
     node_.warm = warm_.get();
   }
   node_.keep_reference_files = options_.keep_reference_files;

@@ -34,7 +34,7 @@ void WarmWorkers::Give(const std::string& slot, Lease lease) {
   }
   for (Lease& gone : dropped) {
     gone.session.reset();
-    if (discard_folder_ && !gone.dir.empty()) discard_folder_(gone.dir);
+    if (discard_ && !gone.dir.empty()) discard_(gone.dir, gone.log_path);
   }
 }
 

@@ -38,12 +38,12 @@ class WarmWorkers {
     int64_t served = 0;                      // requests it has served before this lease
   };
 
-  // `discard_folder` (optional): called with the folder of each worker dropped by Give (ended,
-  // or evicted) once its process is gone: the files it kept for its next run
+  // `discard` (optional): called with the folder and the log of each worker dropped by Give
+  // (ended, or evicted) once its process is gone: the files it kept for its next run
   // (workload_evaluation.cc) go with it.
-  explicit WarmWorkers(int per_slot = 2,
-                       std::function<void(const std::string&)> discard_folder = {})
-      : per_slot_(per_slot), discard_folder_(std::move(discard_folder)) {}
+  using DiscardFn = std::function<void(const std::string& dir, const std::string& log_path)>;
+  explicit WarmWorkers(int per_slot = 2, DiscardFn discard = {})
+      : per_slot_(per_slot), discard_(std::move(discard)) {}
   WarmWorkers(const WarmWorkers&) = delete;
   WarmWorkers& operator=(const WarmWorkers&) = delete;
 
@@ -52,12 +52,12 @@ class WarmWorkers {
   Lease Take(const std::string& slot, const std::string& key);
   // Puts a worker back. One whose session has ended is dropped (its process is gone), and so is
   // the least recently used past `per_slot` (its process ended here); either's folder is
-  // discarded. The workers left end with this object (harness shutdown).
+  // discarded, and its log. The workers left end with this object (harness shutdown).
   void Give(const std::string& slot, Lease lease);
 
  private:
   const int per_slot_;
-  const std::function<void(const std::string&)> discard_folder_;
+  const DiscardFn discard_;
   std::mutex mu_;
   // Per slot, most recently used first.
   std::map<std::string, std::list<Lease>> slots_;

@@ -2,11 +2,13 @@
 // shared with another run; the reference served by a warm worker kept between runs (unless
 // --warm-references=false).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -393,6 +395,55 @@ TEST_CASE("a warm reference worker writes each pass of its next run over its fil
     Passed(node, request);
     Passed(node, request);
     CHECK(KeptFiles(ScratchJobs(scratch, node.dir() + "/data") + "/warm").empty());
+  }
+  if (!shm) (void)RemoveTree(scratch);
+}
+
+TEST_CASE("a warm reference worker evicted from its slot takes its folder, and the files it kept, "
+          "with it") {
+  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
+  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  HarnessOptions options;
+  options.scratch_dir = scratch;
+  {
+    TestNode node(options);
+    const std::string warm = ScratchJobs(scratch, node.dir() + "/data") + "/warm";
+    // Three definitions, so three warm reference workers on the one slot, which keeps two.
+    std::vector<std::string> names = {"vector_add_f32", "vector_add_copy_b", "vector_add_copy_c"};
+    for (size_t i = 1; i < names.size(); ++i) {
+      v1::Definition def = testing::BuiltinCopy("vector_add_f32");
+      def.set_name(names[i]);
+      grpc::Status status = testing::PutDefinition(node.stub(), def);
+      INFO(status.error_message());
+      REQUIRE(status.ok());
+    }
+    std::vector<std::string> folders;  // each new warm worker's folder, in order
+    for (const std::string& name : names) {
+      v1::EvaluateRequest request = ThreeWorkloads(VectorAddSolution("plain", "c[i] = a[i] + b[i];"));
+      request.set_definition(name);
+      request.mutable_solution()->set_definition(name);
+      Passed(node, request);
+      for (const auto& entry : std::filesystem::directory_iterator(warm)) {
+        const std::string f = entry.path().filename().string();
+        if (f[0] != '.' && entry.is_directory() &&
+            std::find(folders.begin(), folders.end(), f) == folders.end()) {
+          folders.push_back(f);
+        }
+      }
+    }
+    REQUIRE(folders.size() == 3);
+    for (int k : {1, 2}) CHECK(std::filesystem::exists(warm + "/" + folders[k] + ".log"));
+    // The first worker was evicted by the third; its folder and its log beside it are removed
+    // off the slot, by the reaper's thread.
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+      gone = !std::filesystem::exists(warm + "/" + folders[0]) &&
+             !std::filesystem::exists(warm + "/" + folders[0] + ".log");
+      if (!gone) ::usleep(50 * 1000);
+    }
+    CHECK(gone);
+    CHECK(std::filesystem::exists(warm + "/" + folders[1] + "/kept_w0"));
+    CHECK(std::filesystem::exists(warm + "/" + folders[2] + "/kept_w0"));
   }
   if (!shm) (void)RemoveTree(scratch);
 }
