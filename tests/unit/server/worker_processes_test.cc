@@ -184,6 +184,21 @@ int Subfolders(const std::string& dir) {
   return n;
 }
 
+// A test's --scratch-dir: /dev/shm where the machine has it (the sandbox binds the workers'
+// folders below its own /dev), else a temporary folder, removed with this object.
+struct TestScratch {
+  TestScratch()
+      : shm(::access("/dev/shm", W_OK | X_OK) == 0),
+        dir(shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test")) {}
+  ~TestScratch() {
+    if (!shm) (void)RemoveTree(dir);
+  }
+  TestScratch(const TestScratch&) = delete;
+  TestScratch& operator=(const TestScratch&) = delete;
+  const bool shm;
+  const std::string dir;
+};
+
 // The job folder a node whose data dir is `data_dir` made under --scratch-dir `parent`.
 std::string ScratchJobs(const std::string& parent, const std::string& data_dir) {
   return parent + "/kiln-jobs-" +
@@ -192,9 +207,8 @@ std::string ScratchJobs(const std::string& parent, const std::string& data_dir) 
 
 TEST_CASE("workers' folders are in the scratch folder; a run whose outputs do not fit uses "
           "the data dir's, with workers of its own") {
-  // /dev/shm where the machine has it: the sandbox binds the workers' folders below its own /dev.
-  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
-  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  TestScratch scratch_folder;
+  const std::string& scratch = scratch_folder.dir;
   SECTION("the outputs fit") {
     HarnessOptions options;
     options.scratch_dir = scratch;
@@ -243,7 +257,6 @@ TEST_CASE("workers' folders are in the scratch folder; a run whose outputs do no
                             "solution") != std::string::npos);
     CHECK(CandidateFolders(node, run).empty());  // the candidate never ran
   }
-  if (!shm) (void)RemoveTree(scratch);
 }
 
 // On every call, prints how many files its worker's output folders (w*/out under its working
@@ -282,8 +295,8 @@ TEST_CASE("the candidate's files of a pass judged at its gate are written over b
   // until the workload is done, the candidate at most 2: per workload 8 passes of files instead
   // of 12 (Evaluation::OutputFileBytes). Each pass after the first is written over the file of
   // the pass before it, which the harness renamed to WorkerReuseFile once it was judged.
-  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
-  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  TestScratch scratch_folder;
+  const std::string& scratch = scratch_folder.dir;
   HarnessOptions options;
   options.scratch_dir = scratch;
   const int64_t pass_bytes = 4 * (1024 + 2048 + 4096);  // one float32 output per workload
@@ -327,7 +340,6 @@ TEST_CASE("the candidate's files of a pass judged at its gate are written over b
       CHECK(seen.size() == 1);
     }
   }
-  if (!shm) (void)RemoveTree(scratch);
 }
 
 // The files a warm reference worker's folder keeps for its next run, by name (kept_w<i>/out/...),
@@ -353,8 +365,8 @@ std::map<std::string, uint64_t> KeptFiles(const std::string& warm) {
 
 TEST_CASE("a warm reference worker writes each pass of its next run over its file of that pass "
           "from the last run") {
-  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
-  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  TestScratch scratch_folder;
+  const std::string& scratch = scratch_folder.dir;
   HarnessOptions options;
   options.scratch_dir = scratch;
   {
@@ -396,13 +408,12 @@ TEST_CASE("a warm reference worker writes each pass of its next run over its fil
     Passed(node, request);
     CHECK(KeptFiles(ScratchJobs(scratch, node.dir() + "/data") + "/warm").empty());
   }
-  if (!shm) (void)RemoveTree(scratch);
 }
 
 TEST_CASE("a warm reference worker evicted from its slot takes its folder, and the files it kept, "
           "with it") {
-  const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
-  const std::string scratch = shm ? "/dev/shm" : *MakeTempDir("", "kiln-scratch-test");
+  TestScratch scratch_folder;
+  const std::string& scratch = scratch_folder.dir;
   HarnessOptions options;
   options.scratch_dir = scratch;
   {
@@ -445,7 +456,6 @@ TEST_CASE("a warm reference worker evicted from its slot takes its folder, and t
     CHECK(std::filesystem::exists(warm + "/" + folders[1] + "/kept_w0"));
     CHECK(std::filesystem::exists(warm + "/" + folders[2] + "/kept_w0"));
   }
-  if (!shm) (void)RemoveTree(scratch);
 }
 
 TEST_CASE("--warm-references=false gives every workload's reference a worker of its own") {
