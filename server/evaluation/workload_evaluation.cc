@@ -81,10 +81,9 @@ struct WorkloadState {
   RoleRun ref;
   v1::TimingResult ref_timing;
   bool ref_cached = false;
-  std::string ref_folder;  // the reference's outputs, removed once the workload is done
-  // Where a warm reference worker's files of this workload are kept for its next run (its
-  // folder's kept_w<index>; KeepReferenceFiles), "" when they are not kept.
-  std::string ref_keep;
+  // The reference's outputs, removed once the workload is done (or, a warm worker's outside a
+  // batch, kept for its next run: KeepReferenceFiles).
+  std::string ref_folder;
   // The reference's latency in the node's timing cache, looked up before the references run.
   std::string ref_cache_key;
   std::optional<v1::TimingResult> cached_ref_timing;
@@ -177,16 +176,26 @@ int64_t KeptBytes(const std::string& dir) {
   return bytes;
 }
 
-// A warm reference worker's files of a workload it computed correctly (every pass it reported:
-// t<trial>_<name>.bin and r<trial>_<name>.bin under `folder`/out), kept for its next run on the
-// same workload index to write each pass over in place (WorkerKeptFile): on a tmpfs a new file's
-// pages are made and zeroed as it is written, and given back when it is removed. Each is
-// renamed to its kept name (so no earlier run's file is ever under a pass's own name), then
-// the folder to `keep`. False when they are not kept (the caller removes the folder): over
-// kMaxKeptReferenceBytes with what the worker keeps already, a pass not where the worker said,
-// or a rename that failed.
-bool KeepReferenceFiles(const RoleRun& ref, const std::string& folder, const std::string& keep) {
+// Where a warm worker whose folder is `worker_dir` keeps its files of workload `index` between
+// runs.
+std::string KeptFolder(const std::string& worker_dir, int index) {
+  return absl::StrCat(worker_dir, "/kept_w", index);
+}
+
+// A warm reference worker's files of workload `index`, which it computed correctly in `folder`
+// (a folder of the worker's own folder; every pass it reported: t<trial>_<name>.bin and
+// r<trial>_<name>.bin under `folder`/out), kept for its next run on the same workload index to
+// write each pass over in place (WorkerKeptFile): on a tmpfs a new file's pages are made and
+// zeroed as it is written, and given back when it is removed. Each is renamed to its kept name
+// (so no earlier run's file is ever under a pass's own name), then the folder to KeptFolder.
+// False when they are not kept (the caller removes the folder): over kMaxKeptReferenceBytes
+// with what the worker keeps already, a pass not where the worker said, or a rename that
+// failed.
+bool KeepReferenceFiles(const RoleRun& ref, const std::string& folder, int index) {
   if (!ref.started.ok() || ref.result.status() != v1::PASSED) return false;
+  const size_t slash = folder.rfind('/');
+  if (slash == std::string::npos) return false;
+  const std::string worker_dir = folder.substr(0, slash);
   const std::string out = absl::StrCat(folder, "/out");
   std::vector<std::pair<std::string, std::string>> renames;
   auto add = [&](const v1::TrialOutputs& pass, bool recheck) {
@@ -206,18 +215,14 @@ bool KeepReferenceFiles(const RoleRun& ref, const std::string& folder, const std
   // Every file the folder would keep: these passes and any kept file of an earlier run that
   // this one did not write over (a run of fewer trials).
   const int64_t bytes = FolderFileBytes(out);
-  if (bytes < 0) return false;
-  const size_t slash = keep.rfind('/');
-  if (renames.empty() || slash == std::string::npos ||
-      bytes + KeptBytes(keep.substr(0, slash)) > kMaxKeptReferenceBytes) {
+  if (bytes < 0 || renames.empty() ||
+      bytes + KeptBytes(worker_dir) > kMaxKeptReferenceBytes) {
     return false;
   }
-  const size_t last = folder.rfind('/');
-  if (last == std::string::npos) return false;
-  if (!RenameBeneath(folder.substr(0, last), {folder.substr(last + 1), "out"}, renames).empty()) {
+  if (!RenameBeneath(worker_dir, {folder.substr(slash + 1), "out"}, renames).empty()) {
     return false;
   }
-  return ::rename(folder.c_str(), keep.c_str()) == 0;
+  return ::rename(folder.c_str(), KeptFolder(worker_dir, index).c_str()) == 0;
 }
 
 std::string SlotOf(const WorkloadJob& job) {
@@ -293,15 +298,13 @@ std::string WarmKey(const NodeContext& node, const WorkloadJob& job, const std::
 // The reference of one workload: by the slot's warm worker for it (started now if there is
 // none), or, without warm workers, by a worker of its own in the workload's folder.
 //
-// `keep` (null: not kept, as a batch's shared reference): where a warm worker's files of this
-// workload are kept for its next run once the workload is done (KeepReferenceFiles); the files
-// it kept from its last run on this workload index are moved into the workload's folder first,
-// for each pass to be written over in place.
+// `kept`: a warm worker's files of this workload index from its last run (KeepReferenceFiles)
+// are moved into the workload's folder first, for each pass to be written over in place (false:
+// a batch's shared reference, which is not kept).
 RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
                      const v1::WorkerRequest& request, bool measure, const StageFn& on_stage,
-                     const std::atomic<bool>* cancel, std::string* folder, std::string* keep) {
+                     const std::atomic<bool>* cancel, std::string* folder, bool kept) {
   RoleProgram program = ReferenceProgram(job);
-  if (keep != nullptr) keep->clear();
   if (node.warm == nullptr) {
     *folder = "";
     return RunRole(node, job, request, program, "reference", measure, on_stage, cancel);
@@ -353,12 +356,11 @@ RoleRun RunReference(const NodeContext& node, const WorkloadJob& job,
     worker.device_zero = lease.device_zero;
     *folder = absl::StrCat(lease.dir, "/", job.batch_id.empty() ? job.run_id : job.batch_id,
                            "_w", job.index);
-    if (keep != nullptr) {
-      *keep = absl::StrCat(lease.dir, "/kept_w", job.index);
-      // A folder of the harness's own making (the reference writes only below out/).
-      if (struct stat info; ::lstat(keep->c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-        (void)::rename(keep->c_str(), folder->c_str());
-      }
+    // A folder of the harness's own making (the reference writes only below out/).
+    struct stat info;
+    if (const std::string keep = KeptFolder(lease.dir, job.index);
+        kept && ::lstat(keep.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      (void)::rename(keep.c_str(), folder->c_str());
     }
     run = RoleRun{};
     run.started = MakeDirs(absl::StrCat(*folder, "/out"));
@@ -412,7 +414,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
       WorkloadJob shared_job = job;
       shared_job.job_dir = absl::StrCat(node.jobs_dir, "/", job.batch_id, "_w", job.index);
       w.ref = RunReference(node, shared_job, ref_request, !cached.has_value(), on_stage, cancel,
-                           &w.ref_folder, /*keep=*/nullptr);
+                           &w.ref_folder, /*kept=*/false);
       if (w.ref.started.ok() && w.ref.result.status() == v1::PASSED) {
         job.batch->Keep(job.index, w.ref,
                         w.ref_folder.empty() ? shared_job.job_dir : w.ref_folder);
@@ -421,7 +423,7 @@ bool ReferencePhase(const NodeContext& node, const StageFn& on_stage,
     }
   } else {
     w.ref = RunReference(node, job, ref_request, !cached.has_value(), on_stage, cancel,
-                         &w.ref_folder, node.keep_reference_files ? &w.ref_keep : nullptr);
+                         &w.ref_folder, node.keep_reference_files);
   }
   out.detail.set_reference_source(job.reference_source);
   if (!AcceptReference(w.ref, cancel, out)) return false;
@@ -559,7 +561,8 @@ void EvaluateWorkloads(const NodeContext& node, const std::vector<WorkloadJob>& 
   std::vector<WorkloadState*> ready;
   auto finish = [&](WorkloadState& w) {
     if (!w.ref_folder.empty() &&
-        (w.ref_keep.empty() || !KeepReferenceFiles(w.ref, w.ref_folder, w.ref_keep))) {
+        (w.job->batch != nullptr || !node.keep_reference_files ||
+         !KeepReferenceFiles(w.ref, w.ref_folder, w.job->index))) {
       DiscardFolder(node.reaper, w.ref_folder);
     }
     done(w.job->index, std::move(w.out));

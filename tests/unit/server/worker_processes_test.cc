@@ -342,6 +342,11 @@ TEST_CASE("the candidate's files of a pass judged at its gate are written over b
   }
 }
 
+// The folder of `node`'s warm workers, under its --scratch-dir `scratch`.
+std::string WarmFolder(const std::string& scratch, const TestNode& node) {
+  return ScratchJobs(scratch, node.dir() + "/data") + "/warm";
+}
+
 // The files a warm reference worker's folder keeps for its next run, by name (kept_w<i>/out/...),
 // with their inodes.
 std::map<std::string, uint64_t> KeptFiles(const std::string& warm) {
@@ -371,7 +376,7 @@ TEST_CASE("a warm reference worker writes each pass of its next run over its fil
   options.scratch_dir = scratch;
   {
     TestNode node(options);
-    const std::string warm = ScratchJobs(scratch, node.dir() + "/data") + "/warm";
+    const std::string warm = WarmFolder(scratch, node);
     v1::EvaluateRequest request = ThreeWorkloads(VectorAddSolution("plain", "c[i] = a[i] + b[i];"));
     request.set_mode("official");
     Passed(node, request);
@@ -406,7 +411,7 @@ TEST_CASE("a warm reference worker writes each pass of its next run over its fil
     v1::EvaluateRequest request = ThreeWorkloads(VectorAddSolution("plain", "c[i] = a[i] + b[i];"));
     Passed(node, request);
     Passed(node, request);
-    CHECK(KeptFiles(ScratchJobs(scratch, node.dir() + "/data") + "/warm").empty());
+    CHECK(KeptFiles(WarmFolder(scratch, node)).empty());
   }
 }
 
@@ -418,7 +423,7 @@ TEST_CASE("a warm reference worker evicted from its slot takes its folder, and t
   options.scratch_dir = scratch;
   {
     TestNode node(options);
-    const std::string warm = ScratchJobs(scratch, node.dir() + "/data") + "/warm";
+    const std::string warm = WarmFolder(scratch, node);
     // Three definitions, so three warm reference workers on the one slot, which keeps two.
     std::vector<std::string> names = {"vector_add_f32", "vector_add_copy_b", "vector_add_copy_c"};
     for (size_t i = 1; i < names.size(); ++i) {
